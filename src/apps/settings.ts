@@ -1,0 +1,144 @@
+import { ApiError, fail } from '../lib/errors.ts';
+
+/** Credentials of one phone maker's push service, as entered by the developer. */
+export type VendorCredentials = Record<string, string>;
+/** vendors.<deviceProfile>.<vendor> → credentials */
+export type VendorSettings = Record<string, Record<string, VendorCredentials>>;
+
+export interface AppSettings {
+  verifyEmailOnSignup: boolean;
+  preventLoginWithUnverifiedEmail: boolean;
+  forceReloginOnPasswordChange: boolean;
+  userQueryPermission: boolean;
+  clientPushAllowed: boolean;
+  commercial: boolean;
+  mixedPush: boolean;
+  androidIntentHostname: string | null;
+  vendors: VendorSettings;
+}
+
+export const defaultSettings: AppSettings = {
+  verifyEmailOnSignup: false,
+  preventLoginWithUnverifiedEmail: false,
+  forceReloginOnPasswordChange: true,
+  userQueryPermission: false,
+  clientPushAllowed: false,
+  commercial: false,
+  mixedPush: false,
+  androidIntentHostname: null,
+  vendors: {},
+};
+
+const booleanKeys = [
+  'verifyEmailOnSignup',
+  'preventLoginWithUnverifiedEmail',
+  'forceReloginOnPasswordChange',
+  'userQueryPermission',
+  'clientPushAllowed',
+  'commercial',
+  'mixedPush',
+] as const;
+
+export const vendorNames = ['HMS', 'mi', 'mz', 'oppo', 'vivo', 'honor'] as const;
+const profileName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const hostname = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+/** Credential fields that are shown only masked. */
+const secretField = /secret|key|password|token/i;
+/** Fields that are configuration, not credentials, even though their names might look secret. */
+const plainFields = new Set(['baseUrl', 'authUrl', 'appKeyClient']);
+
+export function mergeSettings(stored: Partial<AppSettings> | null | undefined): AppSettings {
+  return { ...defaultSettings, ...(stored ?? {}) };
+}
+
+function invalid(message: string): never {
+  fail('incorrectType', message);
+}
+
+function validateVendors(value: unknown, current: VendorSettings): VendorSettings {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    invalid('vendors must be an object: { <deviceProfile>: { <vendor>: { <field>: <string> } } }.');
+  }
+  const next: VendorSettings = structuredClone(current);
+  for (const [profile, byVendor] of Object.entries(value as Record<string, unknown>)) {
+    if (!profileName.test(profile)) invalid(`vendors: "${profile}" is not a valid device profile name.`);
+    if (byVendor === null) {
+      delete next[profile];
+      continue;
+    }
+    if (typeof byVendor !== 'object' || Array.isArray(byVendor)) invalid(`vendors.${profile} must be an object.`);
+    const profileEntry = (next[profile] ??= {});
+    for (const [vendor, creds] of Object.entries(byVendor as Record<string, unknown>)) {
+      if (!(vendorNames as readonly string[]).includes(vendor)) {
+        invalid(`vendors.${profile}: unknown vendor "${vendor}" (expected one of ${vendorNames.join(', ')}).`);
+      }
+      if (creds === null) {
+        delete profileEntry[vendor];
+        continue;
+      }
+      if (typeof creds !== 'object' || Array.isArray(creds)) invalid(`vendors.${profile}.${vendor} must be an object.`);
+      const merged: VendorCredentials = { ...(profileEntry[vendor] ?? {}) };
+      for (const [field, fieldValue] of Object.entries(creds as Record<string, unknown>)) {
+        if (fieldValue === null) delete merged[field];
+        else if (typeof fieldValue !== 'string') invalid(`vendors.${profile}.${vendor}.${field} must be a string.`);
+        else merged[field] = fieldValue;
+      }
+      profileEntry[vendor] = merged;
+    }
+  }
+  return next;
+}
+
+/**
+ * Applies a partial settings change. Unknown keys and wrong types are refused;
+ * vendor credentials merge field by field so a masked secret need not be sent back.
+ */
+export function applySettingsPatch(current: AppSettings, patch: unknown): AppSettings {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    fail('invalidJson', 'Settings must be a JSON object.');
+  }
+  const next: AppSettings = structuredClone(current);
+  for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
+    if ((booleanKeys as readonly string[]).includes(key)) {
+      if (typeof value !== 'boolean') invalid(`${key} must be true or false.`);
+      (next as unknown as Record<string, boolean>)[key] = value;
+    } else if (key === 'androidIntentHostname') {
+      if (value !== null && (typeof value !== 'string' || !hostname.test(value))) {
+        invalid('androidIntentHostname must be a host name (letters, digits, dots, hyphens) or null.');
+      }
+      next.androidIntentHostname = value as string | null;
+    } else if (key === 'vendors') {
+      next.vendors = validateVendors(value, current.vendors);
+    } else {
+      fail('invalidKeyName', `Unknown setting "${key}".`);
+    }
+  }
+  if (next.mixedPush && !next.commercial) {
+    throw new ApiError(
+      'forbidden',
+      'Mixed push is available to commercial applications only: set commercial to true before turning mixedPush on.',
+    );
+  }
+  return next;
+}
+
+function mask(value: string): string {
+  return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
+}
+
+/** Settings as shown to operators: every credential secret masked. */
+export function publicSettings(settings: AppSettings): AppSettings {
+  const vendors: VendorSettings = {};
+  for (const [profile, byVendor] of Object.entries(settings.vendors)) {
+    vendors[profile] = {};
+    for (const [vendor, creds] of Object.entries(byVendor)) {
+      vendors[profile][vendor] = Object.fromEntries(
+        Object.entries(creds).map(([field, value]) => [
+          field,
+          secretField.test(field) && !plainFields.has(field) ? mask(value) : value,
+        ]),
+      );
+    }
+  }
+  return { ...settings, vendors };
+}

@@ -1,0 +1,119 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config.ts';
+import { systemClock } from './lib/clock.ts';
+import { ApiError } from './lib/errors.ts';
+import { openStore } from './storage/open.ts';
+import { AppRegistry } from './apps/registry.ts';
+import { mergeSettings, publicSettings } from './apps/settings.ts';
+import { serve } from './main.ts';
+
+const usage = `Usage: roost <command>
+
+  serve                                   run the server (the default)
+  app create --name NAME                  create an application; prints {"appId","appKey","masterKey"}
+  app list                                list applications (id, name, created)
+  app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
+  migrate                                 apply database migrations and exit
+
+Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
+
+/** A --set value is JSON when it parses as JSON, otherwise a plain string. */
+function settingValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+async function withRegistry<T>(work: (registry: AppRegistry) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore(config);
+  try {
+    return await work(new AppRegistry({ store, clock: systemClock, cacheMs: 0 }));
+  } finally {
+    await store.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+async function appCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'create') {
+    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });
+    if (!values.name) throw new UsageError('app create needs --name NAME');
+    const name = values.name;
+    print(await withRegistry((registry) => registry.create(name)));
+    return 0;
+  }
+  if (sub === 'list') {
+    const apps = await withRegistry((registry) => registry.list());
+    print(apps.map((app) => ({ appId: app.appId, name: app.name, createdAt: new Date(app.createdAt).toISOString() })));
+    return 0;
+  }
+  if (sub === 'settings') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { set: { type: 'string', multiple: true } },
+    });
+    const appId = positionals[0];
+    if (!appId) throw new UsageError('app settings needs an APPID');
+    const patch: Record<string, unknown> = {};
+    for (const pair of values.set ?? []) {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new UsageError(`--set wants key=value, got "${pair}"`);
+      patch[pair.slice(0, at)] = settingValue(pair.slice(at + 1));
+    }
+    const settings = await withRegistry(async (registry) => {
+      if (Object.keys(patch).length > 0) return registry.updateSettings(appId, patch);
+      return registry.freshSettings(appId);
+    });
+    if (!settings) {
+      process.stderr.write(`roost: no application with id ${appId}\n`);
+      return 1;
+    }
+    print(publicSettings(mergeSettings(settings)));
+    return 0;
+  }
+  throw new UsageError(`unknown app command "${sub ?? ''}"`);
+}
+
+class UsageError extends Error {}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        await serve();
+        return -1;
+      case 'app':
+        return await appCommand(rest);
+      case 'migrate':
+        await withRegistry(async () => undefined);
+        process.stdout.write('migrations applied\n');
+        return 0;
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(usage + '\n');
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`roost: ${error.message}\n\n${usage}\n`);
+      return 2;
+    }
+    if (error instanceof ApiError) {
+      process.stderr.write(`roost: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,67 @@
+import { join } from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** postgres://… for PostgreSQL; absent means the embedded SQLite file. */
+  databaseUrl: string | null;
+  sqlitePath: string;
+  redisUrl: string | null;
+  smtpUrl: string | null;
+  mailFrom: string;
+  outboxDir: string;
+  publicUrl: string;
+  /** Keys token digests and encrypted copies; must be the same on every node. */
+  secret: string;
+  bodyLimitBytes: number;
+  logLevel: string;
+  /** How long a node trusts its cached copy of an application's keys and settings. */
+  appCacheMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function text(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? null : raw.trim();
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const dataDir = text(env, 'DATA_DIR') ?? './data';
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for the embedded SQLite store)');
+  }
+  const secret = text(env, 'ROOST_SECRET');
+  if (secret !== null && secret.length < 16) throw new ConfigError('ROOST_SECRET must be at least 16 characters');
+  return {
+    host,
+    port,
+    databaseUrl,
+    sqlitePath: text(env, 'SQLITE_PATH') ?? join(dataDir, 'roost.sqlite'),
+    redisUrl: text(env, 'REDIS_URL'),
+    smtpUrl: text(env, 'SMTP_URL'),
+    mailFrom: text(env, 'MAIL_FROM') ?? 'Roost <no-reply@localhost>',
+    outboxDir: text(env, 'OUTBOX_DIR') ?? join(dataDir, 'outbox'),
+    publicUrl: (text(env, 'PUBLIC_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
+    secret: secret ?? '',
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),
+  };
+}

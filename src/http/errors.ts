@@ -1,0 +1,41 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError } from '../lib/errors.ts';
+
+/** Maps framework errors (parsing, limits, media type) to the catalogue. */
+function fromFramework(error: FastifyError): ApiError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupportedMediaType');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payloadTooLarge');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalidJson');
+    case 'FST_ERR_VALIDATION':
+      return new ApiError('invalidJson', error.message);
+  }
+  if (error instanceof SyntaxError || (error as { statusCode?: number }).statusCode === 400) {
+    return new ApiError('invalidJson');
+  }
+  if ((error as { statusCode?: number }).statusCode === 413) return new ApiError('payloadTooLarge');
+  if ((error as { statusCode?: number }).statusCode === 415) return new ApiError('unsupportedMediaType');
+  return null;
+}
+
+/** Every error leaves as {code, error}; unexpected ones are logged and never show their stack. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof ApiError ? error : fromFramework(error);
+    if (known) {
+      reply.status(known.status).send(known.toBody());
+      return;
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    reply.status(500).send({ code: 1, error: 'Internal server error.' });
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    const error = new ApiError('routeNotFound');
+    reply.status(error.status).send(error.toBody());
+  });
+}

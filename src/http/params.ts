@@ -1,0 +1,50 @@
+import type { FastifyRequest } from 'fastify';
+import { parseKeys, parseLimit, parseOrder, parseSkip, parseWhereParam, type Projection } from '../objects/query.ts';
+import type { FindOptions } from '../objects/service.ts';
+import type { Where } from '../objects/types.ts';
+
+export type Query = Record<string, string | string[] | undefined>;
+
+export function queryOf(request: FastifyRequest): Query {
+  return (request.query ?? {}) as Query;
+}
+
+/** The last value of a repeated query parameter, as most servers read it. */
+export function param(query: Query, name: string): string | undefined {
+  const value = query[name];
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+export function flag(query: Query, name: string): boolean {
+  const value = param(query, name);
+  return value === 'true' || value === '1';
+}
+
+export interface ListParams extends FindOptions {
+  projection: Projection | null;
+  count: boolean;
+  returnAcl: boolean;
+}
+
+export function listParams(query: Query): ListParams {
+  return {
+    where: parseWhereParam(param(query, 'where')),
+    order: parseOrder(param(query, 'order')),
+    limit: parseLimit(param(query, 'limit')),
+    skip: parseSkip(param(query, 'skip')),
+    projection: parseKeys(param(query, 'keys')),
+    count: flag(query, 'count'),
+    returnAcl: flag(query, 'returnACL'),
+  };
+}
+
+/** `where` on an update or delete is a condition the object must meet. */
+export function conditionOf(query: Query): Where | undefined {
+  const raw = param(query, 'where');
+  return raw === undefined || raw === '' ? undefined : parseWhereParam(raw);
+}
+
+/** The SDKs ask for the saved object back with ?new=true (JS) or ?fetchWhenSave=true (docs, Java). */
+export function wantsObjectBack(query: Query): boolean {
+  return flag(query, 'new') || flag(query, 'fetchWhenSave');
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../lib/errors.ts';
+import { isObject } from '../../objects/values.ts';
+import { batchHeader } from './classes.ts';
+
+const maxRequests = 500;
+const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+/** Headers that carry the caller's identity into each sub-request. */
+const forwarded = /^(x-lc-|x-svc-|x-avoscloud-)/;
+
+interface SubRequest {
+  method: string;
+  url: string;
+  body: unknown;
+}
+
+function parseSubRequest(raw: unknown, index: number): SubRequest {
+  const bad = (why: string) => new ApiError('invalidJson', `requests[${index}]: ${why}`);
+  if (!isObject(raw)) throw bad('must be an object.');
+  const method = typeof raw.method === 'string' ? raw.method.toUpperCase() : '';
+  if (!methods.has(method)) throw bad('method must be GET, POST, PUT or DELETE.');
+  if (typeof raw.path !== 'string') throw bad('path must be a string.');
+  // Clients sometimes send a full URL or the bare version prefix; only the /1.1 path matters.
+  const path = raw.path.replace(/^https?:\/\/[^/]+/, '');
+  if (!/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path) || path.includes('?')) {
+    throw bad('path must be a /1.1/classes, /1.1/users or /1.1/installations path without a query string.');
+  }
+  const query = new URLSearchParams();
+  if (raw.params !== undefined) {
+    if (!isObject(raw.params)) throw bad('params must be an object.');
+    for (const [key, value] of Object.entries(raw.params)) {
+      query.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+  }
+  const search = query.toString();
+  return { method, url: search ? `${path}?${search}` : path, body: raw.body };
+}
+
+/** POST /1.1/batch: each sub-request runs through the same routes, one after another. */
+export function registerBatchRoutes(app: FastifyInstance): void {
+  app.post('/1.1/batch', async (request) => {
+    const body = request.body;
+    if (!isObject(body) || !Array.isArray(body.requests)) {
+      throw new ApiError('invalidJson', 'A batch needs a "requests" array.');
+    }
+    if (body.requests.length > maxRequests) {
+      throw new ApiError('invalidJson', `A batch may hold at most ${maxRequests} requests.`);
+    }
+    const subRequests = body.requests.map(parseSubRequest);
+    const headers: Record<string, string> = { [batchHeader]: '1', 'content-type': 'application/json' };
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (forwarded.test(name) && typeof value === 'string') headers[name] = value;
+    }
+    const results: unknown[] = [];
+    for (const sub of subRequests) {
+      const response = await app.inject({
+        method: sub.method as 'GET',
+        url: sub.url,
+        headers,
+        payload: sub.method === 'GET' ? undefined : JSON.stringify(sub.body ?? {}),
+      });
+      const parsed = response.body === '' ? null : JSON.parse(response.body);
+      results.push(response.statusCode < 300 ? { success: parsed } : { error: parsed });
+    }
+    return results;
+  });
+}

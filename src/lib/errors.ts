@@ -1,0 +1,83 @@
+/**
+ * The one error type of the API and the catalogue of every code it can carry.
+ * README.md "Error codes" lists the same rows; test/errors.test.ts keeps them in step.
+ */
+export const catalogue = {
+  other: { code: 1, status: 400, message: 'Internal server error. No information available.' },
+  invalidQuery: { code: 102, status: 400, message: 'Invalid query.' },
+  objectNotFound: { code: 101, status: 404, message: 'Object not found.' },
+  invalidClassName: { code: 103, status: 400, message: 'Invalid class name.' },
+  missingObjectId: { code: 104, status: 400, message: 'Missing object id.' },
+  invalidKeyName: { code: 105, status: 400, message: 'Invalid key name.' },
+  invalidPointer: { code: 106, status: 400, message: 'Malformed pointer.' },
+  invalidJson: { code: 107, status: 400, message: 'Malformed json object. A json dictionary is expected.' },
+  incorrectType: { code: 111, status: 400, message: 'Invalid value type.' },
+  invalidChannel: { code: 112, status: 400, message: 'Invalid channel name.' },
+  missingRequired: { code: 113, status: 400, message: 'A required field is missing.' },
+  objectTooLarge: { code: 116, status: 400, message: 'The object is too large.' },
+  operationForbidden: { code: 119, status: 403, message: 'That operation is not allowed for clients.' },
+  invalidNestedKey: { code: 121, status: 400, message: "Keys must not contain '$' or '.'." },
+  invalidAcl: { code: 123, status: 400, message: 'Invalid ACL.' },
+  invalidEmail: { code: 125, status: 400, message: 'The email address is invalid.' },
+  invalidPhone: { code: 127, status: 400, message: 'The mobile phone number is invalid.' },
+  duplicateValue: { code: 137, status: 400, message: 'A unique field was given a value that is already taken.' },
+  usernameMissing: { code: 200, status: 400, message: 'Username is missing or empty.' },
+  passwordMissing: { code: 201, status: 400, message: 'Password is missing or empty.' },
+  usernameTaken: { code: 202, status: 400, message: 'Username has already been taken.' },
+  emailTaken: { code: 203, status: 400, message: 'Email has already been taken.' },
+  emailMissing: { code: 204, status: 400, message: 'The email is missing, and must be specified.' },
+  emailNotFound: { code: 205, status: 400, message: 'No user found with this email.' },
+  sessionMissing: { code: 206, status: 403, message: 'The user cannot be altered by a client without the session.' },
+  linkedElsewhere: { code: 208, status: 400, message: 'This third-party account is already linked to another user.' },
+  passwordMismatch: { code: 210, status: 400, message: 'The username and password mismatch.' },
+  userNotFound: { code: 211, status: 400, message: 'Could not find user.' },
+  phoneMissing: { code: 212, status: 400, message: 'The mobile phone number is missing, and must be specified.' },
+  phoneNotFound: { code: 213, status: 400, message: 'Mobile phone number is not found.' },
+  phoneTaken: { code: 214, status: 400, message: 'Mobile phone number has already been taken.' },
+  phoneNotVerified: { code: 215, status: 400, message: 'Mobile phone number is not verified.' },
+  emailNotVerified: { code: 216, status: 400, message: 'Email address is not verified.' },
+  usernameBlank: { code: 217, status: 400, message: 'Invalid username, it must be a non-blank string.' },
+  passwordBlank: { code: 218, status: 400, message: 'Invalid password, it must be a non-blank string.' },
+  loginLocked: {
+    code: 219,
+    status: 400,
+    message: 'Too many failed login attempts. Try again later, or reset your password.',
+  },
+  conditionFailed: { code: 305, status: 400, message: 'No effect on updating/deleting a document.' },
+  unauthorized: { code: 401, status: 401, message: 'Unauthorized.' },
+  forbidden: { code: 403, status: 403, message: 'Forbidden to access.' },
+  aclWriteDenied: { code: 403, status: 403, message: "Forbidden writing by object's ACL." },
+  masterKeyRequired: { code: 403, status: 403, message: 'Forbidden: this operation needs the master key.' },
+  staleSession: { code: 403, status: 403, message: 'The session token is invalid or has expired.' },
+  routeNotFound: { code: 404, status: 404, message: 'Not found.' },
+  payloadTooLarge: { code: 413, status: 413, message: 'Request entity too large.' },
+  unsupportedMediaType: { code: 415, status: 415, message: 'Request bodies must be JSON (application/json).' },
+  rateLimited: { code: 429, status: 429, message: 'Too many requests.' },
+  unavailable: { code: 503, status: 503, message: 'The service is temporarily unavailable.' },
+  invalidSmsCode: { code: 603, status: 400, message: 'Invalid SMS code.' },
+  unknownKey: { code: 700, status: 400, message: 'Nonexistent query or order key.' },
+} as const satisfies Record<string, { code: number; status: number; message: string }>;
+
+export type ErrorKind = keyof typeof catalogue;
+
+export class ApiError extends Error {
+  readonly kind: ErrorKind;
+  readonly status: number;
+  readonly code: number;
+
+  constructor(kind: ErrorKind, message?: string) {
+    const entry = catalogue[kind];
+    super(message ?? entry.message);
+    this.kind = kind;
+    this.status = entry.status;
+    this.code = entry.code;
+  }
+
+  toBody(): { code: number; error: string } {
+    return { code: this.code, error: this.message };
+  }
+}
+
+export function fail(kind: ErrorKind, message?: string): never {
+  throw new ApiError(kind, message);
+}

@@ -1,0 +1,42 @@
+import { ApiError } from '../lib/errors.ts';
+import type { Acl, Readers } from './types.ts';
+import { isObject } from './values.ts';
+
+/** Who is asking: the application, whether the master key was used, and the signed-in user. */
+export interface Caller {
+  appId: string;
+  master: boolean;
+  userId: string | null;
+}
+
+const principalPattern = /^(\*|[A-Za-z0-9_-]{1,64}|role:[A-Za-z0-9_ -]{1,128})$/;
+
+/** Validates an ACL from a request; false permissions are dropped, as only true grants anything. */
+export function parseAcl(value: unknown): Acl | ApiError {
+  if (!isObject(value)) return new ApiError('invalidAcl', 'Invalid ACL: it must be an object.');
+  const acl: Acl = {};
+  for (const [principal, permission] of Object.entries(value)) {
+    if (!principalPattern.test(principal)) return new ApiError('invalidAcl', `Invalid ACL key '${principal}'.`);
+    if (!isObject(permission)) return new ApiError('invalidAcl', `Invalid ACL permission for '${principal}'.`);
+    const granted: { read?: boolean; write?: boolean } = {};
+    for (const [name, flag] of Object.entries(permission)) {
+      if ((name !== 'read' && name !== 'write') || typeof flag !== 'boolean') {
+        return new ApiError('invalidAcl', `Invalid ACL permission '${name}' for '${principal}'.`);
+      }
+      if (flag) granted[name] = true;
+    }
+    if (granted.read || granted.write) acl[principal] = granted;
+  }
+  return acl;
+}
+
+export function readersFor(caller: Caller): Readers {
+  if (caller.master) return null;
+  return caller.userId ? ['*', caller.userId] : ['*'];
+}
+
+export function canWrite(acl: Acl | null, caller: Caller): boolean {
+  if (caller.master || acl === null) return true;
+  if (acl['*']?.write) return true;
+  return caller.userId !== null && acl[caller.userId]?.write === true;
+}

@@ -1,0 +1,130 @@
+import { ApiError, fail } from '../lib/errors.ts';
+import type { Json, JsonObject } from './types.ts';
+import { checkJson, deepEqual, fieldPath, isObject } from './values.ts';
+
+export type Operation =
+  | { kind: 'set'; path: string[]; value: Json }
+  | { kind: 'delete'; path: string[] }
+  | { kind: 'increment'; path: string[]; amount: number }
+  | { kind: 'add' | 'addUnique' | 'remove'; path: string[]; objects: Json[] }
+  | { kind: 'bitAnd' | 'bitOr' | 'bitXor'; path: string[]; value: number };
+
+function finiteNumber(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) fail('incorrectType', `${what} must be a number.`);
+  return value;
+}
+
+function parseOperation(path: string[], spec: Record<string, unknown>): Operation {
+  switch (spec.__op) {
+    case 'Delete':
+      return { kind: 'delete', path };
+    case 'Increment':
+      return { kind: 'increment', path, amount: finiteNumber(spec.amount ?? 1, 'Increment amount') };
+    case 'Decrement':
+      return { kind: 'increment', path, amount: -finiteNumber(spec.amount ?? 1, 'Decrement amount') };
+    case 'Add':
+    case 'AddUnique':
+    case 'Remove': {
+      if (!Array.isArray(spec.objects)) fail('incorrectType', `${spec.__op} needs an "objects" array.`);
+      const kind = spec.__op === 'Add' ? 'add' : spec.__op === 'AddUnique' ? 'addUnique' : 'remove';
+      return { kind, path, objects: spec.objects.map((item) => checkJson(item)) };
+    }
+    case 'BitAnd':
+    case 'BitOr':
+    case 'BitXor': {
+      const value = spec.value;
+      if (!Number.isSafeInteger(value)) fail('incorrectType', `${spec.__op} needs an integer "value".`);
+      const kind = spec.__op === 'BitAnd' ? 'bitAnd' : spec.__op === 'BitOr' ? 'bitOr' : 'bitXor';
+      return { kind, path, value: value as number };
+    }
+    default:
+      return fail('incorrectType', `Unsupported operation '${String(spec.__op)}'.`);
+  }
+}
+
+/** Reads a write body's fields (except those the caller has taken out) as operations. */
+export function parseOperations(fields: Record<string, unknown>): Operation[] {
+  return Object.entries(fields).map(([key, value]) => {
+    const path = fieldPath(key);
+    if (isObject(value) && '__op' in value) return parseOperation(path, value);
+    return { kind: 'set', path, value: checkJson(value) };
+  });
+}
+
+function parentOf(data: JsonObject, path: string[], create: boolean): JsonObject | null {
+  let node: JsonObject = data;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (isObject(next)) {
+      node = next as JsonObject;
+    } else if (create && (next === undefined || next === null)) {
+      const fresh: JsonObject = {};
+      node[segment] = fresh;
+      node = fresh;
+    } else if (create) {
+      throw new ApiError('incorrectType', `Cannot set '${path.join('.')}': '${segment}' is not an object.`);
+    } else {
+      return null;
+    }
+  }
+  return node;
+}
+
+/** Applies operations to a copy of the data; a type clash is an ApiError value. */
+export function applyOperations(current: JsonObject, operations: Operation[]): JsonObject | ApiError {
+  const data = structuredClone(current);
+  try {
+    for (const op of operations) {
+      const field = op.path[op.path.length - 1];
+      if (op.kind === 'delete') {
+        const parent = parentOf(data, op.path, false);
+        if (parent) delete parent[field];
+        continue;
+      }
+      const parent = parentOf(data, op.path, true) as JsonObject;
+      const existing = parent[field];
+      const name = op.path.join('.');
+      switch (op.kind) {
+        case 'set':
+          parent[field] = op.value;
+          break;
+        case 'increment':
+          if (existing !== undefined && existing !== null && typeof existing !== 'number') {
+            return new ApiError('incorrectType', `Cannot increment '${name}': it is not a number.`);
+          }
+          parent[field] = ((existing as number | null) ?? 0) + op.amount;
+          break;
+        case 'bitAnd':
+        case 'bitOr':
+        case 'bitXor': {
+          if (existing !== undefined && existing !== null && !Number.isSafeInteger(existing)) {
+            return new ApiError('incorrectType', `Cannot apply ${op.kind} to '${name}': it is not an integer.`);
+          }
+          const base = BigInt((existing as number | null) ?? 0);
+          const operand = BigInt(op.value);
+          const result = op.kind === 'bitAnd' ? base & operand : op.kind === 'bitOr' ? base | operand : base ^ operand;
+          parent[field] = Number(BigInt.asIntN(64, result));
+          break;
+        }
+        default: {
+          if (existing !== undefined && existing !== null && !Array.isArray(existing)) {
+            return new ApiError('incorrectType', `Cannot apply ${op.kind} to '${name}': it is not an array.`);
+          }
+          const list = [...((existing as Json[] | null) ?? [])];
+          if (op.kind === 'add') list.push(...op.objects);
+          else if (op.kind === 'addUnique') {
+            for (const item of op.objects) if (!list.some((have) => deepEqual(have, item))) list.push(item);
+          } else {
+            parent[field] = list.filter((have) => !op.objects.some((item) => deepEqual(have, item)));
+            break;
+          }
+          parent[field] = list;
+        }
+      }
+    }
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  return data;
+}

@@ -1,0 +1,175 @@
+import { fail } from '../lib/errors.ts';
+import type { Json, OrderKey, Where } from './types.ts';
+import { checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
+
+const timeFields = new Set(['createdAt', 'updatedAt']);
+
+/** A typed query value becomes the stored sub-field it is compared with (Date → iso, Pointer → objectId). */
+function target(path: string[], raw: unknown): { path: string[]; value: Json } {
+  if (isObject(raw) && raw.__type === 'Date') {
+    const ms = parseIsoDate(raw.iso);
+    if (ms === null) fail('incorrectType', 'A Date in a query needs an ISO 8601 "iso" string.');
+    if (path.length === 1 && timeFields.has(path[0])) return { path, value: ms };
+    return { path: [...path, 'iso'], value: new Date(ms).toISOString() };
+  }
+  if (isObject(raw) && raw.__type === 'Pointer') {
+    if (typeof raw.objectId !== 'string') fail('invalidPointer', 'A Pointer in a query needs an objectId.');
+    return { path: [...path, 'objectId'], value: raw.objectId };
+  }
+  if (path.length === 1 && timeFields.has(path[0]) && typeof raw === 'string') {
+    const ms = parseIsoDate(raw);
+    if (ms === null) fail('incorrectType', `${path[0]} must be compared with an ISO 8601 date.`);
+    return { path, value: ms };
+  }
+  return { path, value: checkJson(raw) };
+}
+
+function equals(path: string[], raw: unknown): Where {
+  const t = target(path, raw);
+  return { op: 'eq', path: t.path, value: t.value };
+}
+
+function list(raw: unknown, operator: string): unknown[] {
+  if (!Array.isArray(raw)) fail('invalidQuery', `${operator} needs an array.`);
+  return raw;
+}
+
+function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
+  const items: Where[] = [];
+  for (const [operator, raw] of Object.entries(spec)) {
+    switch (operator) {
+      case '$ne':
+        items.push({ op: 'not', item: equals(path, raw) });
+        break;
+      case '$lt':
+      case '$lte':
+      case '$gt':
+      case '$gte': {
+        const t = target(path, raw);
+        if (typeof t.value !== 'number' && typeof t.value !== 'string') {
+          fail('invalidQuery', `${operator} needs a number, a string or a Date.`);
+        }
+        items.push({ op: operator.slice(1) as 'lt', path: t.path, value: t.value });
+        break;
+      }
+      case '$in':
+        items.push({ op: 'or', items: list(raw, '$in').map((value) => equals(path, value)) });
+        break;
+      case '$nin':
+        items.push({ op: 'not', item: { op: 'or', items: list(raw, '$nin').map((value) => equals(path, value)) } });
+        break;
+      case '$all':
+        items.push({ op: 'all', path, values: list(raw, '$all').map((value) => target([], value).value) });
+        break;
+      case '$exists':
+        if (typeof raw !== 'boolean') fail('invalidQuery', '$exists needs true or false.');
+        items.push(raw ? { op: 'exists', path } : { op: 'not', item: { op: 'exists', path } });
+        break;
+      case '$regex': {
+        if (typeof raw !== 'string') fail('invalidQuery', '$regex needs a string.');
+        const flags = spec.$options ?? '';
+        if (typeof flags !== 'string' || !/^[imxs]*$/.test(flags)) fail('invalidQuery', '$options may hold only i, m, x and s.');
+        try {
+          new RegExp(raw, flags.replace('x', ''));
+        } catch {
+          fail('invalidQuery', 'Invalid regular expression.');
+        }
+        items.push({ op: 'regex', path, pattern: raw, flags });
+        break;
+      }
+      case '$options':
+        if (!('$regex' in spec)) fail('invalidQuery', '$options goes with $regex.');
+        break;
+      case '$size':
+        if (!Number.isSafeInteger(raw) || (raw as number) < 0) fail('invalidQuery', '$size needs a whole number.');
+        items.push({ op: 'size', path, size: raw as number });
+        break;
+      default:
+        fail('invalidQuery', `Unsupported query operator '${operator}'.`);
+    }
+  }
+  return items.length === 1 ? items[0] : { op: 'and', items };
+}
+
+function clauses(raw: unknown, operator: string): Where[] {
+  return list(raw, operator).map((item) => parseWhere(item));
+}
+
+/** Parses the `where` language into the neutral tree; bad input is a 4xx ApiError. */
+export function parseWhere(raw: unknown): Where {
+  if (raw === undefined || raw === null) return { op: 'const', value: true };
+  if (Array.isArray(raw)) return { op: 'and', items: raw.map((item) => parseWhere(item)) };
+  if (!isObject(raw)) fail('invalidQuery', 'where must be a JSON object.');
+  const items: Where[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === '$or') items.push({ op: 'or', items: clauses(value, '$or') });
+    else if (key === '$and') items.push({ op: 'and', items: clauses(value, '$and') });
+    else {
+      const path = fieldPath(key);
+      const isConstraint = isObject(value) && Object.keys(value).some((k) => k.startsWith('$'));
+      items.push(isConstraint ? fieldConstraint(path, value as Record<string, unknown>) : equals(path, value));
+    }
+  }
+  return items.length === 1 ? items[0] : { op: 'and', items };
+}
+
+/** Reads a where given as a JSON string in a query string. */
+export function parseWhereParam(raw: unknown): Where {
+  if (raw === undefined || raw === '') return { op: 'const', value: true };
+  if (typeof raw !== 'string') return parseWhere(raw);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail('invalidJson', 'where is not valid JSON.');
+  }
+  return parseWhere(parsed);
+}
+
+export function parseOrder(raw: unknown): OrderKey[] {
+  if (raw === undefined || raw === '') return [];
+  if (typeof raw !== 'string') fail('invalidQuery', 'order must be a comma-separated list of keys.');
+  return raw
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean)
+    .map((key) => {
+      const descending = key.startsWith('-');
+      return { path: fieldPath(descending ? key.slice(1) : key), descending };
+    });
+}
+
+function integerParam(raw: unknown, name: string): number | null {
+  if (raw === undefined || raw === '') return null;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) fail('invalidQuery', `${name} must be a whole number.`);
+  return value;
+}
+
+export const maxLimit = 1000;
+
+export function parseLimit(raw: unknown): number {
+  const value = integerParam(raw, 'limit');
+  return value === null ? 100 : Math.min(value, maxLimit);
+}
+
+export function parseSkip(raw: unknown): number {
+  return integerParam(raw, 'skip') ?? 0;
+}
+
+/** keys=a,b.c,-d: what to include (or with '-', leave out) of each result. */
+export interface Projection {
+  include: string[][];
+  exclude: string[][];
+}
+
+export function parseKeys(raw: unknown): Projection | null {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string') fail('invalidQuery', 'keys must be a comma-separated list.');
+  const projection: Projection = { include: [], exclude: [] };
+  for (const key of raw.split(',').map((k) => k.trim()).filter(Boolean)) {
+    if (key.startsWith('-')) projection.exclude.push(fieldPath(key.slice(1)));
+    else projection.include.push(fieldPath(key));
+  }
+  return projection;
+}

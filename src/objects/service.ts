@@ -1,0 +1,153 @@
+import { ApiError, fail, type ErrorKind } from '../lib/errors.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newObjectId } from '../lib/ids.ts';
+import type { Store } from '../storage/store.ts';
+import { canWrite, parseAcl, readersFor, type Caller } from './acl.ts';
+import { applyOperations, parseOperations, type Operation } from './ops.ts';
+import type { Acl, OrderKey, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import { checkClassName, isObject, serverFields } from './values.ts';
+
+export interface WriteBody {
+  acl: Acl | undefined;
+  operations: Operation[];
+}
+
+const takenErrors: Record<UniqueField, ErrorKind> = {
+  objectId: 'duplicateValue',
+  username: 'usernameTaken',
+  email: 'emailTaken',
+  mobilePhoneNumber: 'phoneTaken',
+  installationId: 'duplicateValue',
+};
+
+/** Splits a write body into its ACL and field operations; server-owned and "__" keys are ignored. */
+export function parseWriteBody(body: unknown): WriteBody {
+  if (!isObject(body)) fail('invalidJson');
+  let acl: Acl | undefined;
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'ACL') {
+      const parsed = parseAcl(value);
+      if (parsed instanceof ApiError) throw parsed;
+      acl = parsed;
+    } else if (!serverFields.has(key) && !key.startsWith('__')) {
+      fields[key] = value;
+    }
+  }
+  return { acl, operations: parseOperations(fields) };
+}
+
+/** Turns a store outcome into the object, or throws the error a client should see. */
+export function settle(outcome: WriteOutcome, ref: { className: string; objectId: string }): StoredObject {
+  if (outcome.ok) return outcome.object;
+  switch (outcome.reason) {
+    case 'taken':
+      throw new ApiError(takenErrors[outcome.field]);
+    case 'notFound':
+      throw new ApiError('other', `Could not find object by id '${ref.objectId}' for class '${ref.className}'.`);
+    case 'conditionFailed':
+      throw new ApiError('conditionFailed');
+    case 'refused':
+      throw outcome.error;
+  }
+}
+
+export interface FindOptions {
+  where: Where;
+  order: OrderKey[];
+  limit: number;
+  skip: number;
+}
+
+/** Schema-free objects of any class: create, read, update, delete and query, under ACLs. */
+export class ObjectService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+
+  constructor(options: { store: Store; clock: Clock }) {
+    this.store = options.store;
+    this.clock = options.clock;
+  }
+
+  /** Builds and inserts a new object; `extra` lets a built-in class add fields it derived itself. */
+  async create(caller: Caller, className: string, body: WriteBody): Promise<StoredObject> {
+    checkClassName(className);
+    const data = applyOperations({}, body.operations);
+    if (data instanceof ApiError) throw data;
+    const now = this.clock.now();
+    for (let attempt = 0; ; attempt++) {
+      const object: StoredObject = {
+        className,
+        objectId: newObjectId(),
+        createdAt: now,
+        updatedAt: now,
+        acl: body.acl ?? null,
+        data,
+      };
+      const outcome = await this.store.insertObject(caller.appId, object);
+      // A random id colliding is astronomically rare; one retry covers it.
+      if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
+      return settle(outcome, object);
+    }
+  }
+
+  /** The object if it exists and the caller may read it; 'noClass' when the class has no objects at all. */
+  async get(caller: Caller, className: string, objectId: string): Promise<StoredObject | null | 'noClass'> {
+    checkClassName(className);
+    const ref = { appId: caller.appId, className, objectId };
+    const object = await this.store.getObject(ref, readersFor(caller));
+    if (object) return object;
+    return (await this.store.classExists(caller.appId, className)) ? null : 'noClass';
+  }
+
+  async update(
+    caller: Caller,
+    className: string,
+    objectId: string,
+    body: WriteBody,
+    condition?: Where,
+  ): Promise<StoredObject> {
+    checkClassName(className);
+    const ref = { appId: caller.appId, className, objectId };
+    const outcome = await this.store.updateObject(
+      ref,
+      (current) => {
+        if (!canWrite(current.acl, caller)) return new ApiError('aclWriteDenied');
+        const data = applyOperations(current.data, body.operations);
+        if (data instanceof ApiError) return data;
+        return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
+      },
+      condition,
+    );
+    return settle(outcome, ref);
+  }
+
+  /** Deletes when permitted; deleting what is already gone succeeds, as the service does. */
+  async remove(caller: Caller, className: string, objectId: string, condition?: Where): Promise<void> {
+    checkClassName(className);
+    const ref = { appId: caller.appId, className, objectId };
+    const outcome = await this.store.deleteObject(
+      ref,
+      (current) => (canWrite(current.acl, caller) ? null : new ApiError('aclWriteDenied')),
+      condition,
+    );
+    if (!outcome.ok && outcome.reason === 'notFound') return;
+    settle(outcome, ref);
+  }
+
+  async find(caller: Caller, className: string, options: FindOptions): Promise<StoredObject[]> {
+    checkClassName(className);
+    if (options.limit === 0) return [];
+    return this.store.findObjects(caller.appId, className, { ...options, readers: readersFor(caller) });
+  }
+
+  async count(caller: Caller, className: string, where: Where): Promise<number> {
+    checkClassName(className);
+    return this.store.countObjects(caller.appId, className, where, readersFor(caller));
+  }
+
+  /** updatedAt never moves backwards, even if clocks of two nodes disagree slightly. */
+  nextUpdatedAt(current: StoredObject): number {
+    return Math.max(this.clock.now(), current.updatedAt);
+  }
+}

@@ -1,0 +1,72 @@
+import type { ApiError } from '../lib/errors.ts';
+import type { AppSettings } from '../apps/settings.ts';
+
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** Keys are "*", a user objectId or "role:<name>"; values name the granted permissions. */
+export type Acl = Record<string, { read?: boolean; write?: boolean }>;
+
+export interface StoredObject {
+  className: string;
+  objectId: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+  /** null: no ACL, everyone may read and write. */
+  acl: Acl | null;
+  data: JsonObject;
+}
+
+export interface AppRecord {
+  appId: string;
+  name: string;
+  appKey: string;
+  masterKey: string;
+  settings: Partial<AppSettings>;
+  createdAt: number;
+}
+
+/** Principals a reader acts as ("*", user id, "role:…"); null means the master key, which reads everything. */
+export type Readers = readonly string[] | null;
+
+export type Scalar = string | number | boolean | null;
+
+/** The `where` language, parsed once into a tree each store compiles to its own SQL. */
+export type Where =
+  | { op: 'and' | 'or'; items: Where[] }
+  | { op: 'not'; item: Where }
+  /** Field equals the value, or is an array that contains it; null also matches a missing field. */
+  | { op: 'eq'; path: string[]; value: Json }
+  | { op: 'lt' | 'lte' | 'gt' | 'gte'; path: string[]; value: string | number }
+  | { op: 'exists'; path: string[] }
+  | { op: 'regex'; path: string[]; pattern: string; flags: string }
+  | { op: 'size'; path: string[]; size: number }
+  | { op: 'all'; path: string[]; values: Json[] }
+  | { op: 'const'; value: boolean };
+
+export interface OrderKey {
+  path: string[];
+  descending: boolean;
+}
+
+export interface FindQuery {
+  where: Where;
+  order: OrderKey[];
+  limit: number;
+  skip: number;
+  readers: Readers;
+}
+
+/** Fields whose uniqueness the database enforces; a race loser learns which one it lost on. */
+export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId';
+
+export type WriteOutcome =
+  | { ok: true; object: StoredObject }
+  | { ok: false; reason: 'taken'; field: UniqueField }
+  | { ok: false; reason: 'notFound' }
+  | { ok: false; reason: 'conditionFailed' }
+  | { ok: false; reason: 'refused'; error: ApiError };
+
+/** Decides, from the current row, what it becomes; an ApiError value refuses the change. */
+export type Change = (current: StoredObject) => StoredObject | ApiError;

@@ -1,0 +1,110 @@
+import { fail } from '../lib/errors.ts';
+import type { Json, JsonObject } from './types.ts';
+
+export const classNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
+const fieldSegment = /^(?!__)[A-Za-z0-9_]{1,128}$/;
+const topLevelField = /^(?!__)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** Classes the server defines; other names starting with "_" are reserved. */
+export const builtInClasses = new Set(['_User', '_Installation', '_Role']);
+/** Fields the server owns: silently dropped from write bodies (SDKs send them back). */
+export const serverFields = new Set(['objectId', 'createdAt', 'updatedAt']);
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function checkClassName(className: string): void {
+  if (!classNamePattern.test(className) && !builtInClasses.has(className)) {
+    fail('invalidClassName', `Invalid class name '${className}'.`);
+  }
+}
+
+/** Splits "a.b.c" into its segments, refusing names the server cannot store or query. */
+export function fieldPath(key: string): string[] {
+  const path = key.split('.');
+  if (!topLevelField.test(path[0]) || !path.slice(1).every((segment) => fieldSegment.test(segment))) {
+    fail('invalidKeyName', `Invalid key name '${key}'.`);
+  }
+  return path;
+}
+
+const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+export function parseIsoDate(value: unknown): number | null {
+  if (typeof value !== 'string' || !isoPattern.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function typed(value: Record<string, unknown>): JsonObject {
+  switch (value.__type) {
+    case 'Date': {
+      const ms = parseIsoDate(value.iso);
+      if (ms === null) fail('incorrectType', 'A Date needs an ISO 8601 "iso" string.');
+      return { __type: 'Date', iso: new Date(ms).toISOString() };
+    }
+    case 'Pointer':
+      if (typeof value.className !== 'string' || !(classNamePattern.test(value.className) || builtInClasses.has(value.className))) {
+        fail('invalidPointer', 'A Pointer needs a valid className.');
+      }
+      if (typeof value.objectId !== 'string' || value.objectId === '') fail('invalidPointer', 'A Pointer needs an objectId.');
+      return { __type: 'Pointer', className: value.className, objectId: value.objectId };
+    case 'GeoPoint': {
+      const { latitude, longitude } = value;
+      if (typeof latitude !== 'number' || latitude < -90 || latitude > 90) {
+        fail('incorrectType', 'GeoPoint latitude must be a number from -90 to 90.');
+      }
+      if (typeof longitude !== 'number' || longitude < -180 || longitude > 180) {
+        fail('incorrectType', 'GeoPoint longitude must be a number from -180 to 180.');
+      }
+      return { __type: 'GeoPoint', latitude, longitude };
+    }
+    case 'Bytes':
+      if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) {
+        fail('incorrectType', 'Bytes need a base64 string.');
+      }
+      return { __type: 'Bytes', base64: value.base64 };
+    case 'File':
+    case 'Relation':
+      return checkJson(value, false) as JsonObject;
+    default:
+      return fail('incorrectType', `Unknown type '${String(value.__type)}'.`);
+  }
+}
+
+/**
+ * Validates a value to be stored: typed values are normalised, nested keys may not hold
+ * '$' or '.', and anything JSON cannot carry is refused.
+ */
+export function checkJson(value: unknown, allowTyped = true): Json {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) fail('incorrectType', 'Numbers must be finite.');
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((item) => checkJson(item));
+  if (isObject(value)) {
+    if (allowTyped && '__type' in value) return typed(value);
+    if ('__op' in value) fail('incorrectType', 'Operations (__op) are allowed only on top-level keys.');
+    const out: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('$') || key.includes('.')) fail('invalidNestedKey', `Invalid nested key '${key}'.`);
+      out[key] = checkJson(item);
+    }
+    return out;
+  }
+  return fail('incorrectType', 'Unsupported value.');
+}
+
+export function deepEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as Json[];
+    return a.length === other.length && a.every((item, i) => deepEqual(item, other[i]));
+  }
+  const left = Object.keys(a);
+  const right = b as JsonObject;
+  return left.length === Object.keys(right).length && left.every((key) => deepEqual(a[key], right[key]));
+}

@@ -1,0 +1,100 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import compress from '@fastify/compress';
+import secureJson from 'secure-json-parse';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Clock } from './lib/clock.ts';
+import { ApiError } from './lib/errors.ts';
+import type { Store } from './storage/store.ts';
+import { AppRegistry } from './apps/registry.ts';
+import { ObjectService } from './objects/service.ts';
+import { authenticate, type SessionResolver } from './http/context.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
+import { registerBatchRoutes } from './http/routes/batch.ts';
+import { registerSettingsRoutes } from './http/routes/settings.ts';
+import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
+
+export interface ServerDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface Services {
+  registry: AppRegistry;
+  objects: ObjectService;
+}
+
+const allowedHeaders = [
+  'Content-Type',
+  'X-LC-Id',
+  'X-LC-Key',
+  'X-LC-Sign',
+  'X-LC-Session',
+  'X-LC-Prod',
+  'X-LC-UA',
+  'X-LC-Hook-Key',
+  'X-SVC-Id',
+  'X-SVC-Key',
+  'X-SVC-Sign',
+  'X-SVC-Session',
+];
+
+/** Path segments after these are secrets (mail tokens) and never reach a log line. */
+const secretPathSegment = /\/(resetPassword|verifyEmail|verifyMobilePhone|resetPasswordBySmsCode|verifySmsCode)\/[^/?]+/g;
+
+export function safeUrl(url: string): string {
+  return url.split('?')[0].replace(secretPathSegment, '/$1/<token>');
+}
+
+/** Parses JSON bodies; an empty body (SDKs send one with DELETE and GET) reads as no body. */
+function jsonParser(_request: unknown, body: string, done: (error: Error | null, value?: unknown) => void): void {
+  if (body.trim() === '') return done(null, undefined);
+  try {
+    done(null, secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' }));
+  } catch {
+    done(new ApiError('invalidJson'));
+  }
+}
+
+export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInstance; services: Services }> {
+  const { config, store, clock } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
+  const objects = new ObjectService({ store, clock });
+  const resolveSession: SessionResolver = async () => null;
+
+  installErrorHandling(app);
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonParser);
+  await app.register(cors, { origin: '*', allowedHeaders, exposedHeaders: ['Location'], maxAge: 86400 });
+  await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: safeUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  registerHealthRoutes(app, { store });
+  await app.register(async (api) => {
+    api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
+    registerDateRoute(api, { clock });
+    registerSettingsRoutes(api, { registry });
+    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: {} });
+    registerBatchRoutes(api);
+  });
+
+  return { app, services: { registry, objects } };
+}

@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
+import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
+import { comparisonOperators } from '../sql/where.ts';
+
+function field(path: string[]): Sql {
+  return sql`(o.data #> ${sql.val(path)}::text[])`;
+}
+
+const uniqueIndexes: Record<string, UniqueField> = {
+  objects_pkey: 'objectId',
+  objects_username_key: 'username',
+  objects_email_key: 'email',
+  objects_mobile_phone_key: 'mobilePhoneNumber',
+  objects_installation_id_key: 'installationId',
+};
+
+export const postgresDialect: SqlDialect = {
+  kind: 'postgres',
+
+  jsonEquals(path: string[], value: Json): Sql {
+    const x = field(path);
+    if (value === null) return sql`(${x} IS NULL OR ${x} = 'null'::jsonb)`;
+    if (typeof value === 'object') return sql`coalesce(${x} = ${JSON.stringify(value)}::jsonb, false)`;
+    // jsonb containment: a scalar contains itself and a top-level array contains its scalar elements.
+    return sql`coalesce(${x} @> ${JSON.stringify(value)}::jsonb, false)`;
+  },
+
+  jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
+    const x = field(path);
+    if (typeof value === 'number') {
+      return sql`coalesce(jsonb_typeof(${x}) = 'number' AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb, false)`;
+    }
+    return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') COLLATE "C" ${comparisonOperators[op]} ${value}, false)`;
+  },
+
+  jsonExists(path: string[]): Sql {
+    return sql`${field(path)} IS NOT NULL`;
+  },
+
+  jsonRegex(path: string[], pattern: string, flags: string): Sql {
+    const x = field(path);
+    const embedded = flags.replace(/[^mx]/g, '').replace('m', 'n');
+    const full = embedded ? `(?${embedded})${pattern}` : pattern;
+    const operator = sql.raw(flags.includes('i') ? '~*' : '~');
+    return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') ${operator} ${full}, false)`;
+  },
+
+  jsonSize(path: string[], size: number): Sql {
+    const x = field(path);
+    return sql`coalesce(jsonb_typeof(${x}) = 'array' AND jsonb_array_length(${x}) = ${size}, false)`;
+  },
+
+  jsonContainsAll(path: string[], values: Json[]): Sql {
+    const x = field(path);
+    return sql`coalesce(jsonb_typeof(${x}) = 'array' AND ${x} @> ${JSON.stringify(values)}::jsonb, false)`;
+  },
+
+  jsonOrder(key: OrderKey): Sql {
+    // NULL (missing) sorts first ascending, as SQLite does, so both stores page alike.
+    return sql`${field(key.path)} ${sql.raw(key.descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST')}`;
+  },
+
+  readableBy(readers: readonly string[]): Sql {
+    return sql`o.readers && ${sql.val([...readers])}::text[]`;
+  },
+
+  encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
+  decodeJson: <T>(raw: unknown) => (raw ?? null) as T,
+  encodeReaders: (readers) => readers,
+  rowLock: sql`FOR UPDATE`,
+
+  uniqueViolation(error: unknown): UniqueField | null {
+    const e = error as { code?: string; constraint?: string };
+    if (e?.code !== '23505') return null;
+    return uniqueIndexes[e.constraint ?? ''] ?? null;
+  },
+};

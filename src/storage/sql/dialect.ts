@@ -1,0 +1,31 @@
+import type { RawBuilder } from 'kysely';
+import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
+
+export type Sql = RawBuilder<unknown>;
+export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
+
+/**
+ * What differs between the databases: how JSON fields are reached and compared, how the
+ * readers of a row are matched, and how a driver error names a unique index.
+ * Everything else (statements, transactions, row mapping) is shared in SqlStore.
+ */
+export interface SqlDialect {
+  readonly kind: 'sqlite' | 'postgres';
+  /** A JSON field of o.data equals the value or, being an array, contains it. */
+  jsonEquals(path: string[], value: Json): Sql;
+  jsonCompare(path: string[], op: Comparison, value: string | number): Sql;
+  jsonExists(path: string[]): Sql;
+  jsonRegex(path: string[], pattern: string, flags: string): Sql;
+  jsonSize(path: string[], size: number): Sql;
+  jsonContainsAll(path: string[], values: Json[]): Sql;
+  jsonOrder(key: OrderKey): Sql;
+  /** The row's readers column shares a principal with the list. */
+  readableBy(readers: readonly string[]): Sql;
+  /** Value to bind for the JSON columns (data, acl). */
+  encodeJson(value: unknown): unknown;
+  decodeJson<T>(raw: unknown): T;
+  encodeReaders(readers: string[]): unknown;
+  /** FOR UPDATE where the database has row locks. */
+  readonly rowLock: Sql;
+  uniqueViolation(error: unknown): UniqueField | null;
+}

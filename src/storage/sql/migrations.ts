@@ -1,0 +1,78 @@
+import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+
+type Kind = 'sqlite' | 'postgres';
+
+/**
+ * Schema changes, in order, each a list of statements per database. Never edit a landed
+ * migration: add the next one. Applied at start under the migrator's lock, so several
+ * nodes starting at once apply each exactly once.
+ */
+const steps: Array<{ name: string; statements: Record<Kind, string[]> }> = [
+  {
+    name: '0001_foundation',
+    statements: {
+      sqlite: [
+        `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+        `CREATE TABLE apps (app_id TEXT PRIMARY KEY, name TEXT NOT NULL, app_key TEXT NOT NULL,
+           master_key TEXT NOT NULL, settings TEXT NOT NULL DEFAULT '{}', created_at INTEGER NOT NULL)`,
+        `CREATE TABLE objects (app_id TEXT NOT NULL, class_name TEXT NOT NULL, id TEXT NOT NULL,
+           created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, data TEXT NOT NULL, acl TEXT,
+           readers TEXT NOT NULL, username TEXT, email TEXT, mobile_phone TEXT, installation_id TEXT,
+           PRIMARY KEY (app_id, class_name, id))`,
+      ],
+      postgres: [
+        `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+        `CREATE TABLE apps (app_id TEXT PRIMARY KEY, name TEXT NOT NULL, app_key TEXT NOT NULL,
+           master_key TEXT NOT NULL, settings JSONB NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL)`,
+        `CREATE TABLE objects (app_id TEXT NOT NULL, class_name TEXT NOT NULL, id TEXT NOT NULL,
+           created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, data JSONB NOT NULL, acl JSONB,
+           readers TEXT[] NOT NULL, username TEXT, email TEXT, mobile_phone TEXT, installation_id TEXT,
+           CONSTRAINT objects_pkey PRIMARY KEY (app_id, class_name, id))`,
+      ],
+    },
+  },
+  {
+    name: '0002_object_indexes',
+    statements: {
+      sqlite: [],
+      postgres: [],
+    },
+  },
+];
+
+// Indexes read the same on both databases.
+const sharedIndexes = [
+  `CREATE UNIQUE INDEX objects_username_key ON objects (app_id, username) WHERE username IS NOT NULL`,
+  `CREATE UNIQUE INDEX objects_email_key ON objects (app_id, email) WHERE email IS NOT NULL`,
+  `CREATE UNIQUE INDEX objects_mobile_phone_key ON objects (app_id, mobile_phone) WHERE mobile_phone IS NOT NULL`,
+  `CREATE UNIQUE INDEX objects_installation_id_key ON objects (app_id, installation_id) WHERE installation_id IS NOT NULL`,
+  `CREATE INDEX objects_created_idx ON objects (app_id, class_name, created_at)`,
+  `CREATE INDEX objects_updated_idx ON objects (app_id, class_name, updated_at)`,
+];
+steps[1].statements.sqlite.push(...sharedIndexes);
+steps[1].statements.postgres.push(...sharedIndexes);
+
+export function migrationsFor(kind: Kind): MigrationProvider {
+  return {
+    async getMigrations() {
+      const migrations: Record<string, Migration> = {};
+      for (const step of steps) {
+        migrations[step.name] = {
+          async up(db: Kysely<any>) {
+            for (const statement of step.statements[kind]) await sql.raw(statement).execute(db);
+          },
+        };
+      }
+      return migrations;
+    },
+  };
+}
+
+export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationsFor(kind) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`);
+  }
+}

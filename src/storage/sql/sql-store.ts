@@ -1,0 +1,244 @@
+import { sql, type Kysely } from 'kysely';
+import { ApiError } from '../../lib/errors.ts';
+import { randomToken } from '../../lib/crypto.ts';
+import type { AppSettings } from '../../apps/settings.ts';
+import type {
+  Acl,
+  AppRecord,
+  Change,
+  FindQuery,
+  Readers,
+  StoredObject,
+  Where,
+  WriteOutcome,
+} from '../../objects/types.ts';
+import type { ObjectRef, Store } from '../store.ts';
+import type { SqlDialect } from './dialect.ts';
+import { compileOrder, compileWhere } from './where.ts';
+import { migrate } from './migrations.ts';
+
+interface ObjectRow {
+  class_name: string;
+  id: string;
+  created_at: number | string;
+  updated_at: number | string;
+  data: unknown;
+  acl: unknown;
+}
+
+interface AppRow {
+  app_id: string;
+  name: string;
+  app_key: string;
+  master_key: string;
+  settings: unknown;
+  created_at: number | string;
+}
+
+export function readersOf(acl: Acl | null): string[] {
+  if (acl === null) return ['*'];
+  return Object.entries(acl)
+    .filter(([, permission]) => permission.read === true)
+    .map(([principal]) => principal);
+}
+
+/** Columns the server relies on, lifted out of the schema-free data so indexes can hold them. */
+function promotedColumns(object: StoredObject) {
+  const text = (key: string) => (typeof object.data[key] === 'string' ? (object.data[key] as string) : null);
+  const isUser = object.className === '_User';
+  return {
+    username: isUser ? text('username') : null,
+    email: isUser ? text('email') : null,
+    mobile_phone: isUser ? text('mobilePhoneNumber') : null,
+    installation_id: object.className === '_Installation' ? text('installationId') : null,
+  };
+}
+
+/** The Store on a SQL database; the dialect supplies what differs between SQLite and PostgreSQL. */
+export class SqlStore implements Store {
+  readonly kind: 'sqlite' | 'postgres';
+  protected readonly db: Kysely<any>;
+  protected readonly dialect: SqlDialect;
+
+  constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
+    this.db = options.db;
+    this.dialect = options.dialect;
+    this.kind = options.dialect.kind;
+  }
+
+  async migrate(): Promise<void> {
+    await migrate(this.db, this.kind);
+  }
+
+  async serverSecret(): Promise<string> {
+    await sql`INSERT INTO meta (key, value) VALUES ('secret', ${randomToken(32)}) ON CONFLICT (key) DO NOTHING`.execute(
+      this.db,
+    );
+    const { rows } = await sql<{ value: string }>`SELECT value FROM meta WHERE key = 'secret'`.execute(this.db);
+    return rows[0].value;
+  }
+
+  // ── applications ────────────────────────────────────────────────────────────
+
+  private toApp(row: AppRow): AppRecord {
+    return {
+      appId: row.app_id,
+      name: row.name,
+      appKey: row.app_key,
+      masterKey: row.master_key,
+      settings: this.dialect.decodeJson<Partial<AppSettings>>(row.settings) ?? {},
+      createdAt: Number(row.created_at),
+    };
+  }
+
+  async createApp(app: AppRecord): Promise<void> {
+    await sql`INSERT INTO apps (app_id, name, app_key, master_key, settings, created_at)
+      VALUES (${app.appId}, ${app.name}, ${app.appKey}, ${app.masterKey}, ${this.dialect.encodeJson(app.settings)}, ${app.createdAt})`.execute(
+      this.db,
+    );
+  }
+
+  async getApp(appId: string): Promise<AppRecord | null> {
+    const { rows } = await sql<AppRow>`SELECT * FROM apps WHERE app_id = ${appId}`.execute(this.db);
+    return rows[0] ? this.toApp(rows[0]) : null;
+  }
+
+  async listApps(): Promise<AppRecord[]> {
+    const { rows } = await sql<AppRow>`SELECT * FROM apps ORDER BY created_at, app_id`.execute(this.db);
+    return rows.map((row) => this.toApp(row));
+  }
+
+  async updateAppSettings(
+    appId: string,
+    change: (current: Partial<AppSettings>) => AppSettings | ApiError,
+  ): Promise<AppSettings | ApiError | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<AppRow>`SELECT * FROM apps WHERE app_id = ${appId} ${this.dialect.rowLock}`.execute(trx);
+      if (!rows[0]) return null;
+      const next = change(this.toApp(rows[0]).settings);
+      if (next instanceof ApiError) return next;
+      await sql`UPDATE apps SET settings = ${this.dialect.encodeJson(next)} WHERE app_id = ${appId}`.execute(trx);
+      return next;
+    });
+  }
+
+  // ── objects ─────────────────────────────────────────────────────────────────
+
+  protected toObject(row: ObjectRow): StoredObject {
+    return {
+      className: row.class_name,
+      objectId: row.id,
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+      acl: this.dialect.decodeJson<Acl | null>(row.acl),
+      data: this.dialect.decodeJson(row.data) ?? {},
+    };
+  }
+
+  private readable(readers: Readers) {
+    return readers === null ? sql`1=1` : this.dialect.readableBy(readers);
+  }
+
+  async insertObject(appId: string, object: StoredObject): Promise<WriteOutcome> {
+    const d = this.dialect;
+    const promoted = promotedColumns(object);
+    try {
+      await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, acl, readers,
+          username, email, mobile_phone, installation_id)
+        VALUES (${appId}, ${object.className}, ${object.objectId}, ${object.createdAt}, ${object.updatedAt},
+          ${d.encodeJson(object.data)}, ${d.encodeJson(object.acl)}, ${d.encodeReaders(readersOf(object.acl))},
+          ${promoted.username}, ${promoted.email}, ${promoted.mobile_phone}, ${promoted.installation_id})`.execute(this.db);
+      return { ok: true, object };
+    } catch (error) {
+      const field = d.uniqueViolation(error);
+      if (field) return { ok: false, reason: 'taken', field };
+      throw error;
+    }
+  }
+
+  async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
+    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+      FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
+      AND ${this.readable(readers)}`.execute(this.db);
+    return rows[0] ? this.toObject(rows[0]) : null;
+  }
+
+  async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
+    const d = this.dialect;
+    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      AND ${compileWhere(d, className, query.where)} AND ${this.readable(query.readers)}
+      ORDER BY ${compileOrder(d, className, query.order)} LIMIT ${query.limit} OFFSET ${query.skip}`.execute(this.db);
+    return rows.map((row) => this.toObject(row));
+  }
+
+  async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM objects o
+      WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      AND ${compileWhere(this.dialect, className, where)} AND ${this.readable(readers)}`.execute(this.db);
+    return Number(rows[0].n);
+  }
+
+  async classExists(appId: string, className: string): Promise<boolean> {
+    const { rows } = await sql`SELECT 1 AS one FROM objects WHERE app_id = ${appId} AND class_name = ${className} LIMIT 1`.execute(
+      this.db,
+    );
+    return rows.length > 0;
+  }
+
+  /** Selects the row under lock; tells a missing row from one the condition rejects. */
+  private async lockRow(trx: Kysely<any>, ref: ObjectRef, condition?: Where) {
+    const where = condition ? compileWhere(this.dialect, ref.className, condition) : sql`1=1`;
+    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+      FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
+      AND ${where} ${this.dialect.rowLock}`.execute(trx);
+    if (rows[0]) return { row: this.toObject(rows[0]) };
+    if (!condition) return { missing: 'notFound' as const };
+    const exists = await sql`SELECT 1 AS one FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
+      AND id = ${ref.objectId}`.execute(trx);
+    return { missing: exists.rows.length > 0 ? ('conditionFailed' as const) : ('notFound' as const) };
+  }
+
+  async updateObject(ref: ObjectRef, change: Change, condition?: Where): Promise<WriteOutcome> {
+    const d = this.dialect;
+    try {
+      return await this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
+        const locked = await this.lockRow(trx, ref, condition);
+        if (!locked.row) return { ok: false, reason: locked.missing };
+        const next = change(locked.row);
+        if (next instanceof ApiError) return { ok: false, reason: 'refused', error: next };
+        const promoted = promotedColumns(next);
+        await sql`UPDATE objects SET updated_at = ${next.updatedAt}, data = ${d.encodeJson(next.data)},
+            acl = ${d.encodeJson(next.acl)}, readers = ${d.encodeReaders(readersOf(next.acl))},
+            username = ${promoted.username}, email = ${promoted.email}, mobile_phone = ${promoted.mobile_phone},
+            installation_id = ${promoted.installation_id}
+          WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
+        return { ok: true, object: next };
+      });
+    } catch (error) {
+      const field = d.uniqueViolation(error);
+      if (field) return { ok: false, reason: 'taken', field };
+      throw error;
+    }
+  }
+
+  async deleteObject(
+    ref: ObjectRef,
+    guard: (current: StoredObject) => ApiError | null,
+    condition?: Where,
+  ): Promise<WriteOutcome> {
+    return this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
+      const locked = await this.lockRow(trx, ref, condition);
+      if (!locked.row) return { ok: false, reason: locked.missing };
+      const refusal = guard(locked.row);
+      if (refusal) return { ok: false, reason: 'refused', error: refusal };
+      await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
+        AND id = ${ref.objectId}`.execute(trx);
+      return { ok: true, object: locked.row };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import type { Json, OrderKey, Where } from '../../objects/types.ts';
+import type { Comparison, Sql, SqlDialect } from './dialect.ts';
+
+/** Fields kept in real columns; comparisons on them use the column (and its index). */
+const timeColumns: Record<string, string> = { createdAt: 'created_at', updatedAt: 'updated_at' };
+const stringColumns: Record<string, Record<string, string>> = {
+  _User: { username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' },
+  _Installation: { installationId: 'installation_id' },
+};
+
+const operators: Record<Comparison, Sql> = {
+  lt: sql.raw('<'),
+  lte: sql.raw('<='),
+  gt: sql.raw('>'),
+  gte: sql.raw('>='),
+};
+
+function columnFor(className: string, path: string[]): { column: Sql; kind: 'time' | 'string' } | null {
+  if (path.length !== 1) return null;
+  const [field] = path;
+  if (field === 'objectId') return { column: sql.ref('o.id'), kind: 'string' };
+  if (timeColumns[field]) return { column: sql.ref(`o.${timeColumns[field]}`), kind: 'time' };
+  const promoted = stringColumns[className]?.[field];
+  return promoted ? { column: sql.ref(`o.${promoted}`), kind: 'string' } : null;
+}
+
+function columnValue(kind: 'time' | 'string', value: Json): string | number | null {
+  if (kind === 'string') return typeof value === 'string' ? value : null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? null : ms;
+  }
+  return null;
+}
+
+export function compileWhere(dialect: SqlDialect, className: string, where: Where): Sql {
+  const compile = (node: Where): Sql => {
+    switch (node.op) {
+      case 'const':
+        return node.value ? sql`1=1` : sql`1=0`;
+      case 'and':
+        return node.items.length === 0 ? sql`1=1` : sql`(${sql.join(node.items.map(compile), sql` AND `)})`;
+      case 'or':
+        return node.items.length === 0 ? sql`1=0` : sql`(${sql.join(node.items.map(compile), sql` OR `)})`;
+      case 'not':
+        return sql`NOT (${compile(node.item)})`;
+      default:
+        return compileLeaf(node);
+    }
+  };
+
+  const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' }>): Sql => {
+    const column = columnFor(className, node.path);
+    if (column) {
+      // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
+      if (node.op === 'eq') {
+        const value = columnValue(column.kind, node.value);
+        return value === null ? sql`1=0` : sql`${column.column} = ${value}`;
+      }
+      if (node.op === 'lt' || node.op === 'lte' || node.op === 'gt' || node.op === 'gte') {
+        const value = columnValue(column.kind, node.value);
+        return value === null ? sql`1=0` : sql`${column.column} ${operators[node.op]} ${value}`;
+      }
+      if (node.op === 'exists') return sql`${column.column} IS NOT NULL`;
+    }
+    switch (node.op) {
+      case 'eq':
+        return dialect.jsonEquals(node.path, node.value);
+      case 'lt':
+      case 'lte':
+      case 'gt':
+      case 'gte':
+        return dialect.jsonCompare(node.path, node.op, node.value);
+      case 'exists':
+        return dialect.jsonExists(node.path);
+      case 'regex':
+        return dialect.jsonRegex(node.path, node.pattern, node.flags);
+      case 'size':
+        return dialect.jsonSize(node.path, node.size);
+      case 'all':
+        return node.values.length === 0 ? sql`1=0` : dialect.jsonContainsAll(node.path, node.values);
+    }
+  };
+
+  return compile(where);
+}
+
+export function compileOrder(dialect: SqlDialect, className: string, order: OrderKey[]): Sql {
+  const keys = order.map((key) => {
+    const column = columnFor(className, key.path);
+    if (column) return sql`${column.column} ${sql.raw(key.descending ? 'DESC' : 'ASC')}`;
+    return dialect.jsonOrder(key);
+  });
+  // The id last makes every order total, so pages never overlap or skip.
+  keys.push(sql`o.id ASC`);
+  return sql.join(keys, sql`, `);
+}
+
+export { operators as comparisonOperators };

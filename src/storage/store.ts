@@ -1,0 +1,45 @@
+import type { ApiError } from '../lib/errors.ts';
+import type { AppSettings } from '../apps/settings.ts';
+import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+
+export interface ObjectRef {
+  appId: string;
+  className: string;
+  objectId: string;
+}
+
+/**
+ * Everything Roost keeps, in the domain's own verbs. Each verb is atomic on its own:
+ * uniqueness comes from indexes, read-modify-write happens under a row lock.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+
+  /** A server secret shared by every node on this store, generated on first use. */
+  serverSecret(): Promise<string>;
+
+  createApp(app: AppRecord): Promise<void>;
+  getApp(appId: string): Promise<AppRecord | null>;
+  listApps(): Promise<AppRecord[]>;
+  /** Runs `change` on the current settings under a lock; its ApiError refuses the change. */
+  updateAppSettings(
+    appId: string,
+    change: (current: Partial<AppSettings>) => AppSettings | ApiError,
+  ): Promise<AppSettings | ApiError | null>;
+
+  insertObject(appId: string, object: StoredObject): Promise<WriteOutcome>;
+  getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null>;
+  findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
+  countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number>;
+  classExists(appId: string, className: string): Promise<boolean>;
+  /** Locks the row (and checks `condition`), then stores what `change` returns. */
+  updateObject(ref: ObjectRef, change: Change, condition?: Where): Promise<WriteOutcome>;
+  /** Locks the row (and checks `condition`); `guard` may refuse the delete. */
+  deleteObject(
+    ref: ObjectRef,
+    guard: (current: StoredObject) => ApiError | null,
+    condition?: Where,
+  ): Promise<WriteOutcome>;
+
+  close(): Promise<void>;
+}
