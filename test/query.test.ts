@@ -1,0 +1,143 @@
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/harness.ts';
+
+let server: TestServer;
+const rows = [
+  { name: 'ann', age: 30, score: 1.5, tags: ['a', 'b'], city: 'Paris', vip: true, born: '1994-01-02T00:00:00.000Z', owner: 'u1', meta: { level: 3 } },
+  { name: 'bob', age: 25, score: 7, tags: ['b'], city: 'paris', vip: false, born: '1999-06-01T00:00:00.000Z', owner: 'u2', meta: { level: 1 } },
+  { name: 'cat', age: 35, tags: [], city: 'Berlin', born: '1989-03-03T00:00:00.000Z', owner: 'u1', meta: { level: 2 } },
+  { name: 'dan', age: '40', score: 3, tags: ['a', 'c', 'd'], city: null, vip: true, born: '1984-12-31T00:00:00.000Z', meta: {} },
+];
+
+before(async () => {
+  server = await startServer();
+  for (const row of rows) {
+    const { born, owner, ...rest } = row;
+    const res = await server.client.post('/1.1/classes/Person', {
+      ...rest,
+      born: { __type: 'Date', iso: born },
+      ...(owner ? { owner: { __type: 'Pointer', className: '_User', objectId: owner } } : {}),
+    });
+    assert.equal(res.status, 201);
+  }
+});
+after(async () => {
+  await server?.close();
+});
+
+async function names(where: unknown, extra: Record<string, unknown> = {}): Promise<string[]> {
+  const res = await server.client.get('/1.1/classes/Person', { query: { where, order: 'name', ...extra } });
+  assert.equal(res.status, 200, res.text);
+  return res.body.results.map((r: { name: string }) => r.name);
+}
+
+const cases: Array<[string, unknown, string[]]> = [
+  ['implicit equality', { city: 'Paris' }, ['ann']],
+  ['equality matches an array element', { tags: 'b' }, ['ann', 'bob']],
+  ['equality on a number does not match its string', { age: 40 }, []],
+  ['equality on a string', { age: '40' }, ['dan']],
+  ['equality on a boolean', { vip: true }, ['ann', 'dan']],
+  ['equality with null matches null and missing', { vip: null }, ['cat']],
+  ['equality on a nested key', { 'meta.level': 2 }, ['cat']],
+  ['$ne (missing fields match)', { vip: { $ne: true } }, ['bob', 'cat']],
+  ['$lt', { age: { $lt: 30 } }, ['bob']],
+  ['$lte', { age: { $lte: 30 } }, ['ann', 'bob']],
+  ['$gt ignores other types', { age: { $gt: 30 } }, ['cat']],
+  ['$gte', { score: { $gte: 3 } }, ['bob', 'dan']],
+  ['$gt on strings', { name: { $gt: 'bob' } }, ['cat', 'dan']],
+  ['range', { age: { $gt: 24, $lt: 35 } }, ['ann', 'bob']],
+  ['$in', { name: { $in: ['ann', 'cat', 'zed'] } }, ['ann', 'cat']],
+  ['$in on array fields', { tags: { $in: ['c', 'zz'] } }, ['dan']],
+  ['$in empty', { name: { $in: [] } }, []],
+  ['$nin', { name: { $nin: ['ann', 'cat'] } }, ['bob', 'dan']],
+  ['$all', { tags: { $all: ['a', 'c'] } }, ['dan']],
+  ['$all single', { tags: { $all: ['b'] } }, ['ann', 'bob']],
+  ['$exists true', { score: { $exists: true } }, ['ann', 'bob', 'dan']],
+  ['$exists false', { score: { $exists: false } }, ['cat']],
+  ['$exists true counts explicit null', { city: { $exists: true } }, ['ann', 'bob', 'cat', 'dan']],
+  ['$regex', { city: { $regex: '^P' } }, ['ann']],
+  ['$regex with $options i', { city: { $regex: '^p', $options: 'i' } }, ['ann', 'bob']],
+  ['$size', { tags: { $size: 2 } }, ['ann']],
+  ['$size 0', { tags: { $size: 0 } }, ['cat']],
+  ['$or', { $or: [{ name: 'ann' }, { age: { $gte: 35 } }] }, ['ann', 'cat']],
+  ['$and', { $and: [{ tags: 'a' }, { vip: true }, { score: { $lt: 2 } }] }, ['ann']],
+  ['Date comparison', { born: { $lt: { __type: 'Date', iso: '1990-01-01T00:00:00.000Z' } } }, ['cat', 'dan']],
+  ['Date equality', { born: { __type: 'Date', iso: '1999-06-01T00:00:00.000Z' } }, ['bob']],
+  ['Pointer equality', { owner: { __type: 'Pointer', className: '_User', objectId: 'u1' } }, ['ann', 'cat']],
+  ['objectId $in', { objectId: { $in: ['none'] } }, []],
+];
+
+describe('where operators', () => {
+  for (const [name, where, expected] of cases) {
+    test(name, async () => {
+      assert.deepEqual(await names(where), expected);
+    });
+  }
+
+  test('createdAt compares as a date', async () => {
+    const future = new Date(Date.now() + 3600_000).toISOString();
+    assert.deepEqual(await names({ createdAt: { $lt: { __type: 'Date', iso: future } } }), ['ann', 'bob', 'cat', 'dan']);
+    assert.deepEqual(await names({ createdAt: { $gt: { __type: 'Date', iso: future } } }), []);
+  });
+
+  test('bad where input is a 4xx with a code', async () => {
+    const bad: Array<[unknown, number]> = [
+      [{ age: { $near: 1 } }, 102],
+      [{ age: { $in: 3 } }, 102],
+      [{ age: { $exists: 'yes' } }, 102],
+      [{ name: { $regex: '(' } }, 102],
+      [{ 'bad-key': 1 }, 105],
+      ['[1,2', 107],
+    ];
+    for (const [where, code] of bad) {
+      const res = await server.client.get('/1.1/classes/Person', {
+        query: { where: typeof where === 'string' ? where : JSON.stringify(where) },
+      });
+      assert.deepEqual([res.status, res.body.code], [400, code], JSON.stringify(where));
+    }
+  });
+});
+
+describe('order, limit, skip, keys, count', () => {
+  test('order by several keys, descending with -', async () => {
+    const res = await server.client.get('/1.1/classes/Person', { query: { order: '-vip,name' } });
+    // SQLite and PostgreSQL both sort a missing field lowest.
+    assert.deepEqual(res.body.results.map((r: { name: string }) => r.name), ['ann', 'dan', 'bob', 'cat']);
+  });
+
+  test('limit and skip page through results', async () => {
+    assert.deepEqual(await names({}, { limit: 2 }), ['ann', 'bob']);
+    assert.deepEqual(await names({}, { limit: 2, skip: 2 }), ['cat', 'dan']);
+    assert.deepEqual(await names({}, { skip: 10 }), []);
+  });
+
+  test('limit above 1000 is capped, a negative limit refused', async () => {
+    assert.equal((await names({}, { limit: 5000 })).length, 4);
+    const res = await server.client.get('/1.1/classes/Person', { query: { limit: '-1' } });
+    assert.deepEqual([res.status, res.body.code], [400, 102]);
+  });
+
+  test('keys selects fields; objectId and timestamps always come back', async () => {
+    const res = await server.client.get('/1.1/classes/Person', { query: { where: { name: 'ann' }, keys: 'name,meta.level' } });
+    const [row] = res.body.results;
+    assert.deepEqual(Object.keys(row).sort(), ['createdAt', 'meta', 'name', 'objectId', 'updatedAt']);
+    assert.deepEqual(row.meta, { level: 3 });
+    const excluded = await server.client.get('/1.1/classes/Person', { query: { where: { name: 'ann' }, keys: '-tags,-meta' } });
+    assert.equal('tags' in excluded.body.results[0], false);
+    assert.equal(excluded.body.results[0].city, 'Paris');
+  });
+
+  test('count=1 adds the total; limit=0 returns only the count', async () => {
+    const res = await server.client.get('/1.1/classes/Person', { query: { where: { vip: true }, count: 1, limit: 0 } });
+    assert.deepEqual(res.body, { results: [], count: 2 });
+    const withRows = await server.client.get('/1.1/classes/Person', { query: { count: 1, limit: 1 } });
+    assert.equal(withRows.body.results.length, 1);
+    assert.equal(withRows.body.count, 4);
+  });
+
+  test('a query on a class with no objects is empty', async () => {
+    const res = await server.client.get('/1.1/classes/Nobody');
+    assert.deepEqual([res.status, res.body], [200, { results: [] }]);
+  });
+});
