@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
 import { systemClock } from './lib/clock.ts';
@@ -116,4 +118,11 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+const isEntry = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
+if (isEntry) {
+  runCli(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
 }
