@@ -13,6 +13,9 @@ const types = {
 
 export async function openPostgresStore(options: { url: string; poolSize?: number }): Promise<SqlStore> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types });
+  // An idle connection dropped by the server (restart, failover) is replaced on next use; without
+  // a listener the pool's 'error' event would crash the process.
+  pool.on('error', () => undefined);
   const store = new SqlStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), dialect: postgresDialect });
   await store.migrate();
   return store;
