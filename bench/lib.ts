@@ -1,0 +1,366 @@
+// Shared helpers of the benchmarks: processes under test, databases, autocannon runs, tables.
+// Every server under test runs in its own process; autocannon runs in this one.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, totalmem, release, type } from 'node:os';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const benchDir = join(root, 'bench');
+/** The checkout whose build is measured: this one, unless BENCH_ROOST_DIR names another (e.g. an older commit). */
+export const roostDir = process.env.BENCH_ROOST_DIR ?? root;
+
+/** Local PostgreSQL server (trust auth) that the PostgreSQL runs create their databases on. */
+export const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+export function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Runs a command to completion, failing loudly with its output. */
+export function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? root,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+/** Compiles Roost into dist/ so the servers under test run the built code, as `npm start` does. */
+export function buildRoost(): void {
+  if (process.env.BENCH_SKIP_BUILD === '1') return log(`using the existing build in ${roostDir}/dist`);
+  log(`building Roost in ${roostDir} (npm run build)`);
+  run('npm', ['run', 'build', '--silent'], { cwd: roostDir });
+}
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a server process and waits until `healthPath` answers 200. */
+export async function startServer(options: {
+  name: string;
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  port: number;
+  healthPath: string;
+  cwd?: string;
+  timeoutMs?: number;
+}): Promise<ServerProcess> {
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd ?? root,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exited: number | null = null;
+  child.on('exit', (code) => {
+    exited = code ?? -1;
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (exited !== null) throw new Error(`${options.name} exited with ${exited} before it was ready:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${options.name} was not ready in time:\n${output}`);
+    }
+    try {
+      const response = await fetch(url + options.healthPath);
+      await response.arrayBuffer();
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  const stop = async () => {
+    if (exited !== null) return;
+    const gone = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await gone;
+    clearTimeout(timer);
+  };
+  return { name: options.name, url, pid: child.pid!, child, stop };
+}
+
+/** The environment of a Roost process under test: built code, warnings only. */
+export function roostEnv(store: { databaseUrl?: string; sqlitePath?: string }, port = 0): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.SQLITE_PATH;
+  delete env.NODE_OPTIONS;
+  if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
+  if (store.sqlitePath) env.SQLITE_PATH = store.sqlitePath;
+  return env;
+}
+
+export interface AppKeys {
+  appId: string;
+  appKey: string;
+  masterKey: string;
+}
+
+/** Creates an application with the `roost` command against the store named by `env`. */
+export function createRoostApp(env: NodeJS.ProcessEnv, name = 'bench'): AppKeys {
+  const out = run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'app', 'create', '--name', name], { env, cwd: roostDir });
+  return JSON.parse(out) as AppKeys;
+}
+
+/** Starts the built Roost (dist/main.js) on a fresh port. Pass NODE_ARGS-like extras in `nodeArgs`. */
+export async function startRoost(
+  name: string,
+  store: { databaseUrl?: string; sqlitePath?: string },
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name,
+    command: process.execPath,
+    args: [...nodeArgs, join(roostDir, 'dist', 'main.js')],
+    cwd: roostDir,
+    env: roostEnv(store, port),
+    port,
+    healthPath: '/health',
+  });
+}
+
+/** The yardstick: a bare Fastify route answering a fixed JSON, in its own process. */
+export async function startBare(): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name: 'bare fastify',
+    command: process.execPath,
+    args: [join(benchDir, 'bare-server.js')],
+    env: { ...process.env, PORT: String(port) },
+    port,
+    healthPath: '/bare',
+  });
+}
+
+// ── PostgreSQL databases of a run ────────────────────────────────────────────
+
+export function databaseUrl(name: string): string {
+  const url = new URL(pgAdminUrl);
+  url.pathname = '/' + name;
+  return url.toString();
+}
+
+export async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: pgAdminUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database (dropped first if a crashed run left it). */
+export async function createDatabase(name: string): Promise<string> {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad database name ${name}`);
+  await withAdmin(async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${name}`);
+  });
+  return databaseUrl(name);
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad database name ${name}`);
+  await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}
+
+// ── load ─────────────────────────────────────────────────────────────────────
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers?: Record<string, string>;
+  /** Called for every request: the path (and body) to send. */
+  next: (index: number) => { path: string; body?: unknown; headers?: Record<string, string> };
+  connections: number;
+  durationSec: number;
+  /** For runs that must not repeat a request (e.g. sign-ups): stop after this many. */
+  maxRequests?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** Responses by status code, to tell what went wrong when non2xx is not 0. */
+  statuses: Record<string, number>;
+  durationSec: number;
+}
+
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  let index = 0;
+  const baseHeaders = { ...(options.headers ?? {}) };
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSec,
+    amount: options.maxRequests,
+    pipelining: 1,
+    timeout: 10,
+    requests: [
+      {
+        method: options.method ?? 'GET',
+        setupRequest: (request: any) => {
+          const next = options.next(index++);
+          request.path = next.path;
+          request.headers = { ...baseHeaders, ...(next.headers ?? {}) };
+          if (next.body !== undefined) {
+            request.body = JSON.stringify(next.body);
+            request.headers['content-type'] = 'application/json';
+          } else {
+            delete request.body;
+          }
+          return request;
+        },
+      },
+    ],
+  });
+  const elapsedSec = (result.duration ?? options.durationSec) || options.durationSec;
+  const completed = result.requests.total;
+  return {
+    requests: completed,
+    // Averaging per-second samples drops partial seconds; requests over elapsed time is exact.
+    rps: completed / elapsedSec,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
+    durationSec: elapsedSec,
+  };
+}
+
+/** A short run whose figures are thrown away: JIT, caches and connection pools warm up. */
+export async function warm(options: LoadOptions, seconds = 3): Promise<void> {
+  await load({ ...options, durationSec: seconds });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// ── reporting ────────────────────────────────────────────────────────────────
+
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((row) => row.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) => '| ' + row.map((cell, i) => cell.padEnd(widths[i])).join(' | ') + ' |';
+  return [line(cells[0]), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...cells.slice(1).map(line)].join(
+    '\n',
+  );
+}
+
+export function fixed(value: number, digits = 0): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+export function percent(value: number): string {
+  return `${(value * 100).toFixed(0)}%`;
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  const gib = (totalmem() / 1024 ** 3).toFixed(0);
+  return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${gib} GiB, ${type()} ${release()}, Node ${process.version}`;
+}
+
+/** A per-process CPU sampler: how busy each server under test was (from /proc, Linux only). */
+export function cpuTime(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in seconds (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** Stops everything started, whatever happened, once. */
+export function cleanup(stack: Array<() => Promise<unknown> | unknown>): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    done = true;
+    for (const step of stack.reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        log(`cleanup: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  };
+}
+
+/**
+ * Replaces this benchmark's own section of bench/RESULTS.md (between its markers), or appends it;
+ * sections of other benchmarks stay as they are.
+ */
+export function recordSection(name: string, markdown: string): void {
+  const path = join(benchDir, 'RESULTS.md');
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  let text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from >= 0 && to > from) text = text.slice(0, from) + block + text.slice(to + end.length);
+  else text = text.trimEnd() + '\n\n' + block + '\n';
+  writeFileSync(path, text);
+  log(`recorded the ${name} section of bench/RESULTS.md`);
+}
