@@ -44,8 +44,8 @@ export async function serve(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen({ host: config.host, port: config.port });
-  logger.info({ store: store.kind, url: `http://${config.host}:${config.port}` }, 'roost is listening');
+  const url = await app.listen({ host: config.host, port: config.port });
+  logger.info({ store: store.kind, url }, 'roost is listening');
 }
 
 const isEntry = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import { SqlStore } from '../sql/sql-store.ts';
 import { sqliteDialect } from './dialect.ts';
 
@@ -22,6 +22,28 @@ function compiledRegex(pattern: string, flags: string): RegExp | null {
   return compiled;
 }
 
+/**
+ * Write transactions start with BEGIN IMMEDIATE: a deferred one that reads and then writes
+ * fails at once with SQLITE_BUSY when another process writes meanwhile, where an immediate
+ * one waits (busy_timeout) for the write lock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  private readonly options: SqliteDialectConfig;
+  constructor(options: SqliteDialectConfig) {
+    super(options);
+    this.options = options;
+  }
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.options);
+  }
+}
+
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
 export async function openSqliteStore(options: { path: string }): Promise<SqlStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -34,7 +56,7 @@ export async function openSqliteStore(options: { path: string }): Promise<SqlSto
     if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
     return compiledRegex(pattern, String(flags ?? ''))?.test(value) ? 1 : 0;
   });
-  const store = new SqlStore({ db: new Kysely({ dialect: new SqliteDialect({ database }) }), dialect: sqliteDialect });
+  const store = new SqlStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database }) }), dialect: sqliteDialect });
   await store.migrate();
   return store;
 }

@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface RoostProcess {
+  url: string;
+  child: ChildProcess;
+  /** Keys of the "default" application, when this process created it. */
+  defaultKeys: { appId: string; appKey: string; masterKey: string } | null;
+  lines: string[];
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Runs `src/main.ts` as a separate Roost process and waits until it listens. */
+export function spawnRoost(env: Record<string, string>): Promise<RoostProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const keys: Record<string, string> = {};
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`roost did not start:\n${lines.join('\n')}`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`roost exited with ${code}:\n${lines.join('\n')}`)));
+    createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      const key = /^\s+(appId|appKey|masterKey):\s+(\S+)$/.exec(line);
+      if (key) keys[key[1]] = key[2];
+      if (!line.startsWith('{')) return;
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      if (entry.msg === 'roost is listening' && entry.url) {
+        clearTimeout(timer);
+        resolve({
+          url: entry.url,
+          child,
+          lines,
+          defaultKeys: keys.appId ? { appId: keys.appId, appKey: keys.appKey, masterKey: keys.masterKey } : null,
+          async stop(signal: NodeJS.Signals = 'SIGTERM') {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            await exited;
+          },
+        });
+      }
+    });
+  });
+}
