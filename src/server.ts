@@ -13,6 +13,8 @@ import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
+import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
+import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
 
@@ -26,6 +28,7 @@ export interface ServerDeps {
 export interface Services {
   registry: AppRegistry;
   objects: ObjectService;
+  accounts: AccountService;
 }
 
 const allowedHeaders = [
@@ -72,7 +75,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
   const objects = new ObjectService({ store, clock });
-  const resolveSession: SessionResolver = async () => null;
+  const accounts = new AccountService({ store, clock, secret: config.secret });
+  const resolveSession: SessionResolver = accounts.resolveSession;
 
   installErrorHandling(app);
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -92,9 +96,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerDateRoute(api, { clock });
     registerSettingsRoutes(api, { registry });
-    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: {} });
+    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts) } });
+    registerUserRoutes(api, { accounts });
     registerBatchRoutes(api);
   });
 
-  return { app, services: { registry, objects } };
+  return { app, services: { registry, objects, accounts } };
 }

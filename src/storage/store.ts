@@ -1,6 +1,7 @@
 import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
 import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AccountStore } from './account-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -14,6 +15,8 @@ export interface ObjectRef {
  */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** Users' secrets, sessions and failed logins (src/storage/account-store.ts). */
+  readonly accounts: AccountStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

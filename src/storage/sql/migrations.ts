@@ -38,6 +38,26 @@ const steps: Array<{ name: string; statements: Record<Kind, string[]> }> = [
       postgres: [],
     },
   },
+  {
+    // Users' secrets live in columns no object query selects; failed logins are one row each.
+    name: '0003_accounts',
+    statements: {
+      sqlite: [
+        `ALTER TABLE objects ADD COLUMN password_hash TEXT`,
+        `ALTER TABLE objects ADD COLUMN session_digest TEXT`,
+        `ALTER TABLE objects ADD COLUMN session_cipher TEXT`,
+        `CREATE UNIQUE INDEX objects_session_digest_key ON objects (app_id, session_digest) WHERE session_digest IS NOT NULL`,
+        `CREATE TABLE login_failures (id INTEGER PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, at INTEGER NOT NULL)`,
+        `CREATE INDEX login_failures_user_idx ON login_failures (app_id, user_id, at)`,
+      ],
+      postgres: [
+        `ALTER TABLE objects ADD COLUMN password_hash TEXT, ADD COLUMN session_digest TEXT, ADD COLUMN session_cipher TEXT`,
+        `CREATE UNIQUE INDEX objects_session_digest_key ON objects (app_id, session_digest) WHERE session_digest IS NOT NULL`,
+        `CREATE TABLE login_failures (id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, at BIGINT NOT NULL)`,
+        `CREATE INDEX login_failures_user_idx ON login_failures (app_id, user_id, at)`,
+      ],
+    },
+  },
 ];
 
 // Indexes read the same on both databases.

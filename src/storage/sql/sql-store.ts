@@ -16,6 +16,7 @@ import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileOrder, compileWhere } from './where.ts';
 import { migrate } from './migrations.ts';
+import { SqlAccountStore } from './account-store.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -57,6 +58,7 @@ function promotedColumns(object: StoredObject) {
 /** The Store on a SQL database; the dialect supplies what differs between SQLite and PostgreSQL. */
 export class SqlStore implements Store {
   readonly kind: 'sqlite' | 'postgres';
+  readonly accounts: SqlAccountStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -64,6 +66,7 @@ export class SqlStore implements Store {
     this.db = options.db;
     this.dialect = options.dialect;
     this.kind = options.dialect.kind;
+    this.accounts = new SqlAccountStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -1,0 +1,273 @@
+import { ApiError, fail } from '../lib/errors.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newObjectId } from '../lib/ids.ts';
+import { mergeSettings, type AppSettings } from '../apps/settings.ts';
+import { readersFor, type Caller } from '../objects/acl.ts';
+import { applyOperations } from '../objects/ops.ts';
+import { settle, type FindOptions } from '../objects/service.ts';
+import type { AppRecord, JsonObject, StoredObject, Where } from '../objects/types.ts';
+import { isObject } from '../objects/values.ts';
+import type { Store } from '../storage/store.ts';
+import type { UserRecord } from '../storage/account-store.ts';
+import { Lockout } from './lockout.ts';
+import { PasswordHasher } from './passwords.ts';
+import { SessionTokens } from './sessions.ts';
+import {
+  checkNewPassword,
+  checkUserData,
+  defaultUserAcl,
+  emailVerifiedFor,
+  parseLoginBody,
+  parseSignupBody,
+  parseUpdateBody,
+} from './user-fields.ts';
+
+/** The caller of an account operation: the request context minus HTTP. */
+export interface AccountCaller extends Caller {
+  app: AppRecord;
+  /** The token the request carried; `userId` is null when it is unknown or stale. */
+  sessionToken: string | null;
+}
+
+/** A user together with the session token a login-type response carries. */
+export interface SignedIn {
+  user: StoredObject;
+  sessionToken: string;
+}
+
+const userClass = '_User';
+
+/**
+ * Registration, login, sessions, lockout, password change and the `_User` reads and writes,
+ * for both path families (/1.1/users… and /1.1/classes/_User…). No HTTP here.
+ */
+export class AccountService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly passwords: PasswordHasher;
+  private readonly sessions: SessionTokens;
+  private readonly lockout: Lockout;
+
+  constructor(options: { store: Store; clock: Clock; secret: string; passwords?: PasswordHasher }) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.passwords = options.passwords ?? new PasswordHasher();
+    this.sessions = new SessionTokens({ secret: options.secret });
+    this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
+  }
+
+  /** The user a token belongs to, or null for an unknown or replaced token. */
+  resolveSession = async (appId: string, token: string): Promise<string | null> => {
+    if (!this.sessions.plausible(token)) return null;
+    return this.store.accounts.userIdBySession(appId, this.sessions.digest(token));
+  };
+
+  async signup(caller: AccountCaller, body: unknown): Promise<SignedIn> {
+    const parsed = parseSignupBody(body, caller.master);
+    const settings = mergeSettings(caller.app.settings);
+    const data = applyOperations({}, parsed.write.operations);
+    if (data instanceof ApiError) throw data;
+    checkUserData(data);
+    if (!('emailVerified' in data)) data.emailVerified = emailVerifiedFor(data.email, settings);
+    if (!('mobilePhoneVerified' in data)) data.mobilePhoneVerified = false;
+    const passwordHash = await this.passwords.hash(parsed.password);
+    const now = this.clock.now();
+    for (let attempt = 0; ; attempt++) {
+      const objectId = newObjectId();
+      const user: StoredObject = {
+        className: userClass,
+        objectId,
+        createdAt: now,
+        updatedAt: now,
+        acl: parsed.write.acl ?? defaultUserAcl(objectId),
+        data,
+      };
+      const session = this.sessions.issue();
+      const outcome = await this.store.accounts.insertUser(caller.appId, user, { passwordHash, session: session.seal });
+      // A random id colliding is astronomically rare; one retry covers it.
+      if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
+      return { user: settle(outcome, user), sessionToken: session.token };
+    }
+  }
+
+  async login(caller: AccountCaller, body: unknown): Promise<SignedIn> {
+    const { field, value, password } = parseLoginBody(body);
+    const record = await this.store.accounts.findUser(caller.appId, { field, value });
+    if (!record) {
+      await this.passwords.verifyDummy(password);
+      fail('userNotFound');
+    }
+    const userId = record.user.objectId;
+    const lock = await this.lockout.state(caller.appId, userId);
+    if (lock.lockedUntil !== null) fail('loginLocked');
+    const ok = record.passwordHash
+      ? await this.passwords.verify(record.passwordHash, password)
+      : await this.passwords.verifyDummy(password);
+    if (!ok) {
+      await this.lockout.recordFailure(caller.appId, userId);
+      fail('passwordMismatch');
+    }
+    if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
+    const settings = mergeSettings(caller.app.settings);
+    if (settings.preventLoginWithUnverifiedEmail && typeof record.user.data.email === 'string' && record.user.data.emailVerified !== true) {
+      fail('emailNotVerified');
+    }
+    return { user: record.user, sessionToken: await this.currentToken(caller.appId, record) };
+  }
+
+  /** users/me: the token's user, with that token; 211 when it is missing, unknown or replaced. */
+  async me(caller: AccountCaller): Promise<SignedIn> {
+    const token = caller.sessionToken;
+    if (!token || !this.sessions.plausible(token)) fail('userNotFound');
+    const user = await this.store.accounts.userBySession(caller.appId, this.sessions.digest(token));
+    if (!user) fail('userNotFound');
+    return { user, sessionToken: token };
+  }
+
+  /** A user as the caller's ACL allows; 211 when absent or unreadable. */
+  async get(caller: AccountCaller, userId: string): Promise<StoredObject> {
+    const user = await this.store.getObject({ appId: caller.appId, className: userClass, objectId: userId }, readersFor(caller));
+    if (!user) fail('userNotFound');
+    return user;
+  }
+
+  async find(caller: AccountCaller, options: FindOptions): Promise<StoredObject[]> {
+    this.checkQueryPermission(caller);
+    if (options.limit === 0) return [];
+    return this.store.findObjects(caller.appId, userClass, { ...options, readers: readersFor(caller) });
+  }
+
+  async count(caller: AccountCaller, where: Where): Promise<number> {
+    this.checkQueryPermission(caller);
+    return this.store.countObjects(caller.appId, userClass, where, readersFor(caller));
+  }
+
+  /** Own session or master only, whatever the ACL says; identity fields stay unique by index. */
+  async update(caller: AccountCaller, userId: string, body: unknown, condition?: Where): Promise<StoredObject> {
+    this.requireSelf(caller, userId);
+    const write = parseUpdateBody(body, caller.master);
+    const settings = mergeSettings(caller.app.settings);
+    const ref = { appId: caller.appId, className: userClass, objectId: userId };
+    const outcome = await this.store.updateObject(
+      ref,
+      (current) => {
+        const data = applyOperations(current.data, write.operations);
+        if (data instanceof ApiError) return data;
+        try {
+          checkUserData(data);
+        } catch (error) {
+          if (error instanceof ApiError) return error;
+          throw error;
+        }
+        if (data.email !== current.data.email && data.emailVerified === current.data.emailVerified) {
+          data.emailVerified = this.emailVerifiedAfterChange(data, current.data, settings);
+        }
+        return {
+          ...current,
+          data,
+          acl: write.acl === undefined ? current.acl : write.acl,
+          updatedAt: Math.max(this.clock.now(), current.updatedAt),
+        };
+      },
+      condition,
+    );
+    if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
+    return settle(outcome, ref);
+  }
+
+  /** Own session or master only; deleting an absent user succeeds, as for other objects. */
+  async remove(caller: AccountCaller, userId: string, condition?: Where): Promise<void> {
+    this.requireSelf(caller, userId);
+    const ref = { appId: caller.appId, className: userClass, objectId: userId };
+    const outcome = await this.store.deleteObject(ref, () => null, condition);
+    if (!outcome.ok && outcome.reason === 'notFound') return;
+    settle(outcome, ref);
+    await this.lockout.clear(caller.appId, userId);
+  }
+
+  /** A new token for the user (own session or master); the old one stops working at once. */
+  async refreshSessionToken(caller: AccountCaller, userId: string): Promise<SignedIn> {
+    this.requireSelf(caller, userId);
+    const record = await this.store.accounts.findUser(caller.appId, { userId });
+    if (!record) fail('userNotFound');
+    const session = this.sessions.issue();
+    if (!(await this.store.accounts.setSession(caller.appId, userId, session.seal))) fail('userNotFound');
+    return { user: record.user, sessionToken: session.token };
+  }
+
+  /** Changes the password given the old one; rotates the token when forceReloginOnPasswordChange is on. */
+  async updatePassword(caller: AccountCaller, userId: string, body: unknown): Promise<SignedIn> {
+    this.requireSelf(caller, userId);
+    if (!isObject(body)) fail('invalidJson');
+    if (typeof body.old_password !== 'string' || body.old_password === '') {
+      fail('passwordMissing', 'old_password is missing or empty.');
+    }
+    const newPassword = checkNewPassword(body.new_password);
+    const record = await this.store.accounts.findUser(caller.appId, { userId });
+    if (!record) fail('userNotFound');
+    // A stolen session must not turn into an unthrottled password oracle: the lockout applies here too.
+    const lock = await this.lockout.state(caller.appId, userId);
+    if (lock.lockedUntil !== null) fail('loginLocked');
+    const ok = record.passwordHash !== null && (await this.passwords.verify(record.passwordHash, body.old_password));
+    if (!ok) {
+      await this.lockout.recordFailure(caller.appId, userId);
+      fail('passwordMismatch', 'The old password is wrong.');
+    }
+    if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
+    const rotate = mergeSettings(caller.app.settings).forceReloginOnPasswordChange;
+    const updatedAt = Math.max(this.clock.now(), record.user.updatedAt);
+    const session = rotate ? this.sessions.issue() : null;
+    const changed = await this.store.accounts.setPassword(caller.appId, userId, {
+      passwordHash: await this.passwords.hash(newPassword),
+      updatedAt,
+      session: session?.seal,
+      expectedHash: record.passwordHash,
+    });
+    // The hash moved between our check and our write: another change won; ours is refused.
+    if (!changed) fail('passwordMismatch', 'The password was changed meanwhile.');
+    const user = { ...record.user, updatedAt };
+    return { user, sessionToken: session ? session.token : await this.currentToken(caller.appId, record) };
+  }
+
+  /**
+   * Sets a password without the old one, for the reset flows and imports; rotating the session
+   * makes every old token fail (SPEC §3.3). Returns false if the user does not exist.
+   */
+  async setPassword(appId: string, userId: string, password: string, options: { rotateSession: boolean }): Promise<boolean> {
+    const valid = checkNewPassword(password);
+    return this.store.accounts.setPassword(appId, userId, {
+      passwordHash: await this.passwords.hash(valid),
+      updatedAt: this.clock.now(),
+      session: options.rotateSession ? this.sessions.issue().seal : undefined,
+    });
+  }
+
+  /** The user's current token; a user without a readable one (imported, new secret) gets a fresh one. */
+  private async currentToken(appId: string, record: UserRecord): Promise<string> {
+    const current = record.sessionCipher ? this.sessions.reveal(record.sessionCipher) : null;
+    if (current) return current;
+    const session = this.sessions.issue();
+    await this.store.accounts.setSession(appId, record.user.objectId, session.seal);
+    return session.token;
+  }
+
+  /** User-restricted APIs: the user's own valid session, or the master key. */
+  private requireSelf(caller: AccountCaller, userId: string): void {
+    if (caller.master || (caller.userId !== null && caller.userId === userId)) return;
+    // A token that no longer resolves was replaced (refresh, password change): SPEC §3.3 answers 403.
+    if (caller.sessionToken && caller.userId === null) fail('staleSession');
+    fail('sessionMissing');
+  }
+
+  private checkQueryPermission(caller: AccountCaller): void {
+    if (caller.master || mergeSettings(caller.app.settings).userQueryPermission) return;
+    fail('forbidden', 'Querying users needs the master key unless the userQueryPermission setting is on.');
+  }
+
+  private emailVerifiedAfterChange(data: JsonObject, previous: JsonObject, settings: AppSettings): boolean | null {
+    if (typeof data.email !== 'string') return null;
+    // A new address is not confirmed, even if the old one was.
+    const tracked = previous.emailVerified !== null && previous.emailVerified !== undefined;
+    return settings.verifyEmailOnSignup || tracked ? false : emailVerifiedFor(data.email, settings);
+  }
+}

@@ -1,0 +1,44 @@
+import { customAlphabet } from 'nanoid';
+import { decrypt, encrypt, hmacHex } from '../lib/crypto.ts';
+import type { SessionSeal } from '../storage/account-store.ts';
+
+/** 32 characters of [0-9a-z] from a CSPRNG: about 165 random bits. */
+const newToken = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 32);
+const purpose = 'session-token';
+/** Anything longer is not a token Roost issued; refuse it before hashing. */
+const maxTokenLength = 256;
+
+/**
+ * Session tokens. The database never holds one in usable form: it keeps an HMAC (keyed with
+ * the server secret) to find the user, and an AES-GCM copy so login can return the current one.
+ */
+export class SessionTokens {
+  private readonly secret: string;
+
+  constructor(options: { secret: string }) {
+    if (!options.secret) throw new Error('SessionTokens needs the server secret');
+    this.secret = options.secret;
+  }
+
+  issue(): { token: string; seal: SessionSeal } {
+    const token = newToken();
+    return { token, seal: this.seal(token) };
+  }
+
+  seal(token: string): SessionSeal {
+    return { digest: this.digest(token), cipher: encrypt(this.secret, purpose, token) };
+  }
+
+  digest(token: string): string {
+    return hmacHex(this.secret, token);
+  }
+
+  /** The token behind a stored copy; null if it was sealed under another secret or tampered with. */
+  reveal(cipher: string): string | null {
+    return decrypt(this.secret, purpose, cipher);
+  }
+
+  plausible(token: string): boolean {
+    return token.length > 0 && token.length <= maxTokenLength;
+  }
+}

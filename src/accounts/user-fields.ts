@@ -1,0 +1,127 @@
+import { ApiError, fail } from '../lib/errors.ts';
+import { isoDate } from '../lib/clock.ts';
+import type { AppSettings } from '../apps/settings.ts';
+import { parseWriteBody, type WriteBody } from '../objects/service.ts';
+import { toWire, type WireOptions } from '../objects/wire.ts';
+import type { Acl, JsonObject, StoredObject } from '../objects/types.ts';
+import { isObject } from '../objects/values.ts';
+import type { LoginField } from '../storage/account-store.ts';
+import { maxPasswordLength } from './passwords.ts';
+
+/** Keys that never leave the server in a user record, whatever is stored. */
+const secretKeys = ['password', 'sessionToken', 'salt', '_hashed_password', 'passwordHash'];
+/** Set by the server's own flows (verification, sign-in); clients may not write them. */
+const verifiedKeys = ['emailVerified', 'mobilePhoneVerified'];
+const emailPattern = /^[^\s@]+@[^\s@]+$/;
+const loginFields: LoginField[] = ['username', 'email', 'mobilePhoneNumber'];
+
+/** A user record as any client may see it: no password, hash or token. */
+export function toUserWire(user: StoredObject, options: WireOptions = {}): JsonObject {
+  const out = toWire(user, options);
+  for (const key of secretKeys) delete out[key];
+  return out;
+}
+
+/** The login-type shape: the whole user plus its session token. */
+export function toSessionWire(user: StoredObject, sessionToken: string): JsonObject {
+  return { ...toUserWire(user), sessionToken };
+}
+
+export function updatedWire(user: StoredObject): JsonObject {
+  return { updatedAt: isoDate(user.updatedAt) };
+}
+
+/** Checks a password a client chose: missing is 201, anything but a non-blank string is 218. */
+export function checkNewPassword(value: unknown): string {
+  if (value === undefined || value === null) fail('passwordMissing');
+  if (typeof value !== 'string' || value.trim() === '') fail('passwordBlank');
+  if (value.length > maxPasswordLength) fail('passwordBlank', `Invalid password, it must be at most ${maxPasswordLength} characters.`);
+  return value;
+}
+
+/** Splits a user write body into the write operations and what only the accounts module handles. */
+function splitUserBody(body: unknown, master: boolean, creating: boolean): WriteBody {
+  if (!isObject(body)) fail('invalidJson');
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'sessionToken') continue; // SDKs may echo it back; the token is never a field.
+    if (key === 'password' && !creating) {
+      fail('operationForbidden', 'The password can only be changed through PUT /1.1/users/<objectId>/updatePassword or a password reset.');
+    }
+    if (key === 'password') continue;
+    if (key === 'authData' || key.startsWith('authData.')) {
+      fail('operationForbidden', 'Signing in or linking with authData is not available on this server yet.');
+    }
+    if (!master && verifiedKeys.includes(key.split('.')[0])) {
+      fail('operationForbidden', `${key} is set by the server's verification flows; only the master key may write it.`);
+    }
+    rest[key] = value;
+  }
+  return parseWriteBody(rest);
+}
+
+/** Checks the identity fields of a user's data once the write has been applied. */
+export function checkUserData(data: JsonObject): void {
+  if (data.username === undefined || data.username === null) fail('usernameMissing');
+  if (typeof data.username !== 'string' || data.username.trim() === '') fail('usernameBlank');
+  if (data.email !== undefined && data.email !== null) {
+    if (typeof data.email !== 'string' || !emailPattern.test(data.email)) fail('invalidEmail');
+  }
+  if (data.mobilePhoneNumber !== undefined && data.mobilePhoneNumber !== null) {
+    if (typeof data.mobilePhoneNumber !== 'string' || data.mobilePhoneNumber.trim() === '') fail('invalidPhone');
+  }
+}
+
+export interface SignupBody {
+  write: WriteBody;
+  password: string;
+}
+
+export function parseSignupBody(body: unknown, master: boolean): SignupBody {
+  if (!isObject(body)) fail('invalidJson');
+  const write = splitUserBody(body, master, true);
+  if (body.username === undefined || body.username === null) fail('usernameMissing');
+  if (typeof body.username !== 'string' || body.username.trim() === '') fail('usernameBlank');
+  return { write, password: checkNewPassword(body.password) };
+}
+
+export function parseUpdateBody(body: unknown, master: boolean): WriteBody {
+  return splitUserBody(body ?? {}, master, false);
+}
+
+/** The default ACL of a new user: everyone reads, only the user writes (writes need the user's session anyway). */
+export function defaultUserAcl(userId: string): Acl {
+  return { '*': { read: true }, [userId]: { read: true, write: true } };
+}
+
+/** emailVerified of a user whose email was just set (SPEC §3.1). */
+export function emailVerifiedFor(email: unknown, settings: AppSettings): boolean | null {
+  return settings.verifyEmailOnSignup && typeof email === 'string' ? false : null;
+}
+
+export interface LoginBody {
+  field: LoginField;
+  value: string;
+  password: string;
+}
+
+/** password plus exactly one of username, email, mobilePhoneNumber. */
+export function parseLoginBody(body: unknown): LoginBody {
+  if (!isObject(body)) fail('invalidJson');
+  const given = loginFields.filter((field) => body[field] !== undefined && body[field] !== null);
+  if (given.length === 0) fail('usernameMissing', 'Log in with a username, an email or a mobilePhoneNumber.');
+  if (given.length > 1) {
+    fail('other', 'Log in with exactly one of username, email or mobilePhoneNumber.');
+  }
+  const field = given[0];
+  const value = body[field];
+  if (typeof value !== 'string' || value.trim() === '') {
+    if (field === 'username') fail('usernameBlank');
+    throw new ApiError(field === 'email' ? 'invalidEmail' : 'invalidPhone');
+  }
+  if (body.password === undefined || body.password === null) fail('passwordMissing');
+  if (typeof body.password !== 'string' || body.password === '') fail('passwordBlank');
+  // No stored password is longer; refusing early keeps huge inputs from costing hashing time.
+  if (body.password.length > maxPasswordLength) fail('passwordMismatch');
+  return { field, value, password: body.password };
+}

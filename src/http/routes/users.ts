@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountService } from '../../accounts/service.ts';
+import { toSessionWire, toUserWire, updatedWire } from '../../accounts/user-fields.ts';
+import { conditionOf, flag, listParams, queryOf, wantsObjectBack } from '../params.ts';
+import type { ClassHandlers } from './classes.ts';
+
+interface UserParams {
+  objectId: string;
+}
+
+/**
+ * The `_User` handlers; both /1.1/users… and /1.1/classes/_User… (what the SDKs use, batch
+ * included) call these, so the two path families cannot drift apart.
+ */
+export function userHandlers(accounts: AccountService, locationPrefix: (request: FastifyRequest) => string) {
+  return {
+    async create(request: FastifyRequest, reply: FastifyReply) {
+      const { user, sessionToken } = await accounts.signup(request.ctx, request.body);
+      reply.status(201).header('Location', `${locationPrefix(request)}/${user.objectId}`);
+      return toSessionWire(user, sessionToken);
+    },
+
+    async get(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
+      const user = await accounts.get(request.ctx, objectId);
+      const params = listParams(queryOf(request));
+      return toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl });
+    },
+
+    async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
+      const query = queryOf(request);
+      const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
+      if (wantsObjectBack(query)) return toUserWire(user, { returnAcl: flag(query, 'returnACL') });
+      return updatedWire(user);
+    },
+
+    async remove(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
+      await accounts.remove(request.ctx, objectId, conditionOf(queryOf(request)));
+      return {};
+    },
+
+    async find(request: FastifyRequest) {
+      const params = listParams(queryOf(request));
+      const [results, count] = await Promise.all([
+        accounts.find(request.ctx, params),
+        params.count ? accounts.count(request.ctx, params.where) : Promise.resolve(undefined),
+      ]);
+      const body: { results: unknown[]; count?: number } = {
+        results: results.map((user) => toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl })),
+      };
+      if (count !== undefined) body.count = count;
+      return body;
+    },
+  };
+}
+
+/** What /1.1/classes/_User… dispatches to (see registerClassRoutes' builtIn). */
+export function userClassHandlers(accounts: AccountService): ClassHandlers {
+  const users = userHandlers(accounts, () => '/1.1/classes/_User');
+  return {
+    create: (request, reply) => users.create(request, reply),
+    get: (request, reply, _className, objectId) => users.get(request, reply, objectId),
+    update: (request, reply, _className, objectId) => users.update(request, reply, objectId),
+    remove: (request, reply, _className, objectId) => users.remove(request, reply, objectId),
+    find: (request) => users.find(request),
+  };
+}
+
+export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService }): void {
+  const { accounts } = options;
+  const users = userHandlers(accounts, () => '/1.1/users');
+
+  app.post('/1.1/users', (request, reply) => users.create(request, reply));
+  app.get('/1.1/users', (request) => users.find(request));
+  app.post('/1.1/login', async (request) => {
+    const { user, sessionToken } = await accounts.login(request.ctx, request.body);
+    return toSessionWire(user, sessionToken);
+  });
+  app.get('/1.1/users/me', async (request) => {
+    const { user, sessionToken } = await accounts.me(request.ctx);
+    return toSessionWire(user, sessionToken);
+  });
+  app.get<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
+    users.get(request, reply, request.params.objectId),
+  );
+  app.put<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
+    users.update(request, reply, request.params.objectId),
+  );
+  app.delete<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
+    users.remove(request, reply, request.params.objectId),
+  );
+  app.put<{ Params: UserParams }>('/1.1/users/:objectId/refreshSessionToken', async (request) => {
+    const { user, sessionToken } = await accounts.refreshSessionToken(request.ctx, request.params.objectId);
+    return toSessionWire(user, sessionToken);
+  });
+  app.put<{ Params: UserParams }>('/1.1/users/:objectId/updatePassword', async (request) => {
+    const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
+    return { updatedAt: updatedWire(user).updatedAt, objectId: user.objectId, sessionToken };
+  });
+}

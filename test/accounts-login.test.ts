@@ -1,0 +1,158 @@
+// Login (row 4), users/me (row 6), and what the database holds of passwords and tokens.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
+import { signUp, uniqueName, type SignedUpUser } from './helpers/accounts.ts';
+
+let database: TestDatabase;
+let server: TestServer;
+let ann: SignedUpUser;
+const annEmail = `${uniqueName('ann')}@example.com`;
+const annPhone = `+86${Math.floor(1e10 + Math.random() * 8e10)}`;
+
+before(async () => {
+  database = await testDatabase();
+  server = await startServer({ database });
+  ann = await signUp(server.client, { email: annEmail, mobilePhoneNumber: annPhone, city: 'Oslo' });
+});
+after(async () => {
+  await server?.close();
+  await database?.drop();
+});
+
+/** Every column of the user's row, read straight from the database. */
+async function rawUserRow(objectId: string): Promise<Record<string, unknown>> {
+  if (database.kind === 'sqlite') {
+    const db = new Database(database.env.SQLITE_PATH, { readonly: true });
+    try {
+      return db.prepare(`SELECT * FROM objects WHERE class_name = '_User' AND id = ?`).get(objectId) as Record<string, unknown>;
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT * FROM objects WHERE class_name = '_User' AND id = $1`, [objectId]);
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
+test('login by username, email or phone returns the whole user and the same token each time', async () => {
+  for (const identifier of [{ username: ann.username }, { email: annEmail }, { mobilePhoneNumber: annPhone }]) {
+    const response = await server.client.post('/1.1/login', { ...identifier, password: ann.password });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.objectId, ann.objectId);
+    assert.equal(response.body.sessionToken, ann.sessionToken);
+    assert.equal(response.body.username, ann.username);
+    assert.equal(response.body.email, annEmail);
+    assert.equal(response.body.mobilePhoneNumber, annPhone);
+    assert.equal(response.body.city, 'Oslo');
+    assert.equal(response.body.emailVerified, null);
+    assert.equal(response.body.mobilePhoneVerified, false);
+    assert.deepEqual(Object.keys(response.body).sort(), [
+      'city',
+      'createdAt',
+      'email',
+      'emailVerified',
+      'mobilePhoneNumber',
+      'mobilePhoneVerified',
+      'objectId',
+      'sessionToken',
+      'updatedAt',
+      'username',
+    ]);
+  }
+});
+
+test('wrong password is 210, unknown identifier is 211', async () => {
+  const wrong = await server.client.post('/1.1/login', { username: ann.username, password: 'nope' });
+  assert.equal(wrong.status, 400);
+  assert.deepEqual(wrong.body, { code: 210, error: 'The username and password mismatch.' });
+  for (const identifier of [{ username: uniqueName() }, { email: 'nobody@example.com' }, { mobilePhoneNumber: '+10000000000' }]) {
+    const unknown = await server.client.post('/1.1/login', { ...identifier, password: 'whatever' });
+    assert.equal(unknown.status, 400, unknown.text);
+    assert.deepEqual(unknown.body, { code: 211, error: 'Could not find user.' });
+  }
+  // Case sensitive, as the usernames are.
+  const upper = await server.client.post('/1.1/login', { username: ann.username.toUpperCase(), password: ann.password });
+  assert.equal(upper.body.code, 211);
+});
+
+test('login needs a password and exactly one identifier', async () => {
+  const cases: Array<[unknown, number]> = [
+    [{ password: 'x' }, 200],
+    [{ username: '', password: 'x' }, 217],
+    [{ username: ann.username }, 201],
+    [{ username: ann.username, password: '' }, 218],
+    [{ username: ann.username, email: annEmail, password: ann.password }, 1],
+    ['text', 107],
+  ];
+  for (const [body, code] of cases) {
+    const response = await server.client.post('/1.1/login', body);
+    assert.equal(response.status, 400, `${JSON.stringify(body)} → ${response.text}`);
+    assert.equal(response.body.code, code, `${JSON.stringify(body)} → ${response.text}`);
+  }
+});
+
+test('an unknown identifier takes as long as a wrong password (dummy hash)', async () => {
+  const time = async (body: unknown) => {
+    const start = process.hrtime.bigint();
+    await server.client.post('/1.1/login', body);
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  };
+  // Warm up both paths, then alternate so drift affects both alike.
+  await time({ username: uniqueName(), password: 'x' });
+  const unknown: number[] = [];
+  const wrong: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    unknown.push(await time({ username: uniqueName(), password: 'x' }));
+    wrong.push(await time({ username: ann.username, password: `wrong-${i}` }));
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  // Without the dummy hash an unknown name answers in well under a millisecond of work;
+  // with it, both take one argon2id verification (tens of ms).
+  assert.ok(median(unknown) > median(wrong) * 0.5, `unknown ${median(unknown)}ms vs wrong ${median(wrong)}ms`);
+  // Clear the failures this test recorded, so later tests start unlocked.
+  const ok = await server.client.post('/1.1/login', { username: ann.username, password: ann.password });
+  assert.equal(ok.status, 200, ok.text);
+});
+
+test('users/me answers like login; a missing, unknown or garbage token is 211', async () => {
+  const me = await server.client.get('/1.1/users/me', { session: ann.sessionToken });
+  assert.equal(me.status, 200, me.text);
+  assert.equal(me.body.objectId, ann.objectId);
+  assert.equal(me.body.sessionToken, ann.sessionToken);
+  assert.equal(me.body.city, 'Oslo');
+  assert.equal('password' in me.body, false);
+  for (const session of [undefined, 'unknown-token', 'x'.repeat(5000)]) {
+    const bad = await server.client.get('/1.1/users/me', { session });
+    assert.equal(bad.status, 400, bad.text);
+    assert.deepEqual(bad.body, { code: 211, error: 'Could not find user.' });
+  }
+  // The SDK's path for the same thing (X-SVC-Session works too).
+  const svc = await server.client.get('/1.1/users/me', { headers: { 'X-SVC-Session': ann.sessionToken } });
+  assert.equal(svc.body.objectId, ann.objectId);
+});
+
+test('a stale or unknown token is ignored on calls that need no user', async () => {
+  const response = await server.client.post('/1.1/login', { username: ann.username, password: ann.password }, { session: 'stale-token' });
+  assert.equal(response.status, 200, response.text);
+  const created = await server.client.post('/1.1/classes/Note', { text: 'hi' }, { session: 'stale-token' });
+  assert.equal(created.status, 201, created.text);
+});
+
+test('the database holds an argon2id hash and no usable token', async () => {
+  const row = await rawUserRow(ann.objectId);
+  assert.match(String(row.password_hash), /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  const text = JSON.stringify(row);
+  assert.equal(text.includes(ann.password), false);
+  assert.equal(text.includes(ann.sessionToken), false);
+  assert.match(String(row.session_digest), /^[0-9a-f]{64}$/);
+  assert.ok(String(row.session_cipher).length > 40);
+  assert.equal(JSON.stringify(row.data).includes('password'), false);
+});
