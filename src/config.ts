@@ -17,6 +17,10 @@ export interface Config {
   logLevel: string;
   /** How long a node trusts its cached copy of an application's keys and settings. */
   appCacheMs: number;
+  /** Installations per fan-out page (one transaction each). */
+  pushPageSize: number;
+  /** How long a routed page belongs to its worker before another node redelivers it. */
+  pushLeaseMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -63,5 +67,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),
+    pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 1000, 10, 5000),
+    pushLeaseMs: integer(env, 'PUSH_LEASE_MS', 30_000, 500, 3_600_000),
   };
 }

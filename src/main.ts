@@ -45,6 +45,8 @@ export async function serve(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   const url = await app.listen({ host: config.host, port: config.port });
+  // Fan-out workers run in every node; app.close() stops them (an onClose hook of buildServer).
+  services.push.start();
   logger.info({ store: store.kind, url }, 'roost is listening');
 }
 

@@ -17,18 +17,26 @@ import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
+import { PushService } from './push/service.ts';
+import type { VendorDispatch } from './push/vendor-dispatch.ts';
+import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
+import { registerPushRoutes } from './http/routes/push.ts';
+import { registerPushChannel } from './http/routes/push-channel.ts';
 
 export interface ServerDeps {
   config: Config;
   store: Store;
   clock: Clock;
   logger: Logger;
+  /** The phone-maker senders (src/push/vendors); without it maker-routed devices are recorded as failed. */
+  vendorDispatch?: VendorDispatch;
 }
 
 export interface Services {
   registry: AppRegistry;
   objects: ObjectService;
   accounts: AccountService;
+  push: PushService;
 }
 
 const allowedHeaders = [
@@ -77,6 +85,19 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   const objects = new ObjectService({ store, clock });
   const accounts = new AccountService({ store, clock, secret: config.secret });
   const resolveSession: SessionResolver = accounts.resolveSession;
+  const push = new PushService({
+    store,
+    clock,
+    logger: deps.logger,
+    objects,
+    appKey: async (appId) => (await registry.get(appId))?.appKey ?? null,
+    redisUrl: config.redisUrl,
+    dispatch: deps.vendorDispatch,
+    pageSize: config.pushPageSize,
+    leaseMs: config.pushLeaseMs,
+  });
+  await push.ready();
+  const installations = installationHandlers({ objects, installations: push.installations });
 
   installErrorHandling(app);
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -96,10 +117,15 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerDateRoute(api, { clock });
     registerSettingsRoutes(api, { registry });
-    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts) } });
+    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts), _Installation: installations } });
+    registerInstallationRoutes(api, { handlers: installations });
+    registerPushRoutes(api, { push });
     registerUserRoutes(api, { accounts });
     registerBatchRoutes(api);
   });
 
-  return { app, services: { registry, objects, accounts } };
+  registerPushChannel(app, { hub: push.hub });
+  app.addHook('onClose', async () => push.close());
+
+  return { app, services: { registry, objects, accounts, push } };
 }

@@ -2,6 +2,7 @@ import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
 import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
+import type { PushStore } from './push-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -17,6 +18,8 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Users' secrets, sessions and failed logins (src/storage/account-store.ts). */
   readonly accounts: AccountStore;
+  /** Push records, fan-out jobs and device mailboxes (src/storage/push-store.ts). */
+  readonly push: PushStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { pushMigration } from './push-migration.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -71,6 +72,7 @@ const sharedIndexes = [
 ];
 steps[1].statements.sqlite.push(...sharedIndexes);
 steps[1].statements.postgres.push(...sharedIndexes);
+steps.push(pushMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {
   return {

@@ -17,6 +17,7 @@ import type { SqlDialect } from './dialect.ts';
 import { compileOrder, compileWhere } from './where.ts';
 import { migrate } from './migrations.ts';
 import { SqlAccountStore } from './account-store.ts';
+import { SqlPushStore } from './push-store.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -59,6 +60,7 @@ function promotedColumns(object: StoredObject) {
 export class SqlStore implements Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly accounts: SqlAccountStore;
+  readonly push: SqlPushStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -67,6 +69,7 @@ export class SqlStore implements Store {
     this.dialect = options.dialect;
     this.kind = options.dialect.kind;
     this.accounts = new SqlAccountStore(options);
+    this.push = new SqlPushStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isoDate } from '../../lib/clock.ts';
+import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
+import { toWire } from '../../objects/wire.ts';
+import { installationClass, type InstallationService } from '../../push/installations.ts';
+import { requireMaster } from '../context.ts';
+import { conditionOf, flag, queryOf, wantsObjectBack } from '../params.ts';
+import { genericHandlers, type ClassHandlers } from './classes.ts';
+
+interface ObjectParams {
+  objectId: string;
+}
+
+/**
+ * `_Installation` handlers, shared by /1.1/installations (docs, Java SDK) and
+ * /1.1/classes/_Installation (JS SDK). A create with a known installationId updates that record;
+ * find and delete need the master key.
+ */
+export function installationHandlers(options: { objects: ObjectService; installations: InstallationService }): ClassHandlers {
+  const generic = genericHandlers(options.objects);
+  return {
+    async create(request, reply, className) {
+      const { created, object } = await options.installations.save(request.ctx, parseWriteBody(request.body));
+      const base = className === installationClass && request.url.startsWith('/1.1/classes') ? '/1.1/classes/_Installation' : '/1.1/installations';
+      reply.status(created ? 201 : 200).header('Location', `${base}/${object.objectId}`);
+      if (wantsObjectBack(queryOf(request))) return toWire(object);
+      const body: Record<string, string> = { objectId: object.objectId, createdAt: isoDate(object.createdAt) };
+      if (!created) body.updatedAt = isoDate(object.updatedAt);
+      return body;
+    },
+    get: generic.get,
+    async update(request, _reply, _className, objectId) {
+      const query = queryOf(request);
+      const saved = await options.installations.update(
+        request.ctx,
+        objectId,
+        parseWriteBody(request.body ?? {}),
+        conditionOf(query),
+      );
+      if (wantsObjectBack(query)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
+      return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
+    },
+    async remove(request, reply, className, objectId) {
+      requireMaster(request);
+      return generic.remove(request, reply, className, objectId);
+    },
+    async find(request, reply, className) {
+      requireMaster(request);
+      return generic.find(request, reply, className);
+    },
+  };
+}
+
+export function registerInstallationRoutes(app: FastifyInstance, options: { handlers: ClassHandlers }): void {
+  const h = options.handlers;
+  const one = (request: FastifyRequest<{ Params: ObjectParams }>) => request.params.objectId;
+  app.post('/1.1/installations', (request, reply) => h.create(request, reply, installationClass));
+  app.get('/1.1/installations', (request, reply) => h.find(request, reply, installationClass));
+  app.get<{ Params: ObjectParams }>('/1.1/installations/:objectId', (request, reply: FastifyReply) =>
+    h.get(request, reply, installationClass, one(request)),
+  );
+  app.put<{ Params: ObjectParams }>('/1.1/installations/:objectId', (request, reply) =>
+    h.update(request, reply, installationClass, one(request)),
+  );
+  app.delete<{ Params: ObjectParams }>('/1.1/installations/:objectId', async (request, reply) => {
+    for (const objectId of one(request).split(',').filter(Boolean)) {
+      await h.remove(request, reply, installationClass, objectId);
+    }
+    return {};
+  });
+}

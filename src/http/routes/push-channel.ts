@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ChannelHub } from '../../push/channel/hub.ts';
+
+export const channelPath = '/1.1/push/channel';
+const heartbeatMs = 30_000;
+const maxFrameBytes = 64 * 1024;
+
+/**
+ * Roost's own push channel: a WebSocket at /1.1/push/channel (protocol in docs/push-channel.md).
+ * This file only adapts `ws` sockets to the hub; logins, mailboxes and acks live in the hub.
+ */
+export function registerPushChannel(app: FastifyInstance, options: { hub: ChannelHub }): void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false });
+  const alive = new WeakSet<WebSocket>();
+
+  app.server.on('upgrade', (request, socket, head) => {
+    const path = (request.url ?? '').split('?')[0].replace(/\/+$/, '');
+    if (path !== channelPath) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      alive.add(ws);
+      const connection = options.hub.connect({
+        send: (text) => {
+          if (ws.readyState === ws.OPEN) ws.send(text);
+        },
+        close: (code, reason) => ws.close(code, reason),
+      });
+      ws.on('message', (data, isBinary) => connection.receive(isBinary ? '' : data.toString()));
+      ws.on('pong', () => alive.add(ws));
+      ws.on('close', () => connection.closed());
+      ws.on('error', () => ws.terminate());
+    });
+  });
+
+  // A device that stops answering pings is dropped, so the hub never holds dead connections.
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.has(ws)) {
+        ws.terminate();
+        continue;
+      }
+      alive.delete(ws);
+      ws.ping();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  app.addHook('preClose', async () => {
+    clearInterval(heartbeat);
+    for (const ws of wss.clients) ws.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  });
+}

@@ -1,0 +1,66 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ChannelBatch, ChannelHub } from './hub.ts';
+
+/** Carries own-channel batches to the node that holds each device. */
+export interface Relay {
+  publish(batch: ChannelBatch): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One node: the batch goes straight to this node's hub. */
+export class LocalRelay implements Relay {
+  private readonly hub: ChannelHub;
+  constructor(options: { hub: ChannelHub }) {
+    this.hub = options.hub;
+  }
+  async publish(batch: ChannelBatch): Promise<void> {
+    this.hub.deliver(batch);
+  }
+  async close(): Promise<void> {}
+}
+
+/**
+ * Several nodes: every batch is published on one Redis channel and every node's hub delivers
+ * it to the devices it holds (a page of up to a few thousand ids is one message, so the cost
+ * is per page, not per device). The publishing node receives its own message like the others.
+ */
+export class RedisRelay implements Relay {
+  private readonly pub: Redis;
+  private readonly sub: Redis;
+  private readonly channel: string;
+  private readonly ready: Promise<unknown>;
+
+  constructor(options: { url: string; hub: ChannelHub; logger: Logger; channel?: string }) {
+    this.channel = options.channel ?? 'roost:push:channel';
+    const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 3 };
+    this.pub = new Redis(options.url, redisOptions);
+    this.sub = new Redis(options.url, redisOptions);
+    for (const client of [this.pub, this.sub]) {
+      client.on('error', (error) => options.logger.warn({ err: error.message }, 'push relay: redis error'));
+    }
+    this.sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => {
+      let batch: ChannelBatch;
+      try {
+        batch = JSON.parse(message.toString('utf8')) as ChannelBatch;
+      } catch {
+        return;
+      }
+      options.hub.deliver(batch);
+    });
+    this.ready = this.sub.subscribe(this.channel);
+  }
+
+  /** Resolves once this node listens, so nothing published after start is missed. */
+  whenReady(): Promise<unknown> {
+    return this.ready;
+  }
+
+  async publish(batch: ChannelBatch): Promise<void> {
+    await this.pub.publish(this.channel, JSON.stringify(batch));
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
+  }
+}

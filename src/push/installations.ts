@@ -1,0 +1,127 @@
+import { ApiError, fail } from '../lib/errors.ts';
+import type { Caller } from '../objects/acl.ts';
+import type { Operation } from '../objects/ops.ts';
+import type { ObjectService, WriteBody } from '../objects/service.ts';
+import type { Json, StoredObject, Where } from '../objects/types.ts';
+import type { Store } from '../storage/store.ts';
+import { checkChannels } from './request.ts';
+import { defaultProfile } from './routing.ts';
+import { vendorNames } from './types.ts';
+
+export const installationClass = '_Installation';
+const profilePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const installationIdPattern = /^[\x21-\x7e]{1,256}$/;
+
+type FieldRule = (value: Json) => void;
+
+/** Fields of the reference §4.1 whose values Roost relies on; anything else is free. */
+const rules: Record<string, FieldRule> = {
+  installationId(value) {
+    if (typeof value !== 'string' || !installationIdPattern.test(value)) {
+      fail('incorrectType', 'installationId must be a string of 1 to 256 visible ASCII characters.');
+    }
+  },
+  vendor(value) {
+    if (typeof value !== 'string' || !(vendorNames as readonly string[]).includes(value)) {
+      fail('incorrectType', `vendor must be one of ${vendorNames.join(', ')}.`);
+    }
+  },
+  registrationId(value) {
+    if (typeof value !== 'string' || value === '' || value.length > 4096) {
+      fail('incorrectType', 'registrationId must be a non-empty string.');
+    }
+  },
+  deviceProfile(value) {
+    if (typeof value !== 'string' || !profilePattern.test(value)) {
+      fail('incorrectType', 'deviceProfile must start with a letter or _ and hold only letters, digits and _.');
+    }
+  },
+  channels(value) {
+    checkChannels(value);
+  },
+  valid(value) {
+    if (typeof value !== 'boolean') fail('incorrectType', 'valid must be true or false.');
+  },
+  deviceType(value) {
+    if (typeof value !== 'string') fail('incorrectType', 'deviceType must be a string such as "android" or "ios".');
+  },
+};
+
+/** Refuses operations that would leave a checked field with a value Roost cannot use. */
+export function checkInstallationOperations(operations: Operation[]): void {
+  for (const op of operations) {
+    const [field, ...rest] = op.path;
+    const rule = rules[field];
+    if (!rule) continue;
+    if (rest.length > 0) fail('incorrectType', `${field} cannot be changed by a nested key.`);
+    if (op.kind === 'set') rule(op.value);
+    else if (op.kind === 'delete') continue;
+    else if (field === 'channels' && (op.kind === 'add' || op.kind === 'addUnique' || op.kind === 'remove')) {
+      checkChannels(op.objects);
+    } else fail('incorrectType', `${field} does not support that operation.`);
+  }
+}
+
+function setsField(body: WriteBody, field: string): boolean {
+  return body.operations.some((op) => op.path[0] === field);
+}
+
+/** Adds deviceProfile "_default" when the record would have none, and the session's user. */
+function withDefaults(caller: Caller, body: WriteBody, current: StoredObject | null, fillProfile: boolean): WriteBody {
+  const operations = [...body.operations];
+  if (fillProfile && !setsField(body, 'deviceProfile') && current?.data.deviceProfile === undefined) {
+    operations.push({ kind: 'set', path: ['deviceProfile'], value: defaultProfile });
+  }
+  // A device saved with a session is tied to that user (reference §4.1).
+  if (caller.userId !== null && !setsField(body, 'user')) {
+    operations.push({ kind: 'set', path: ['user'], value: { __type: 'Pointer', className: '_User', objectId: caller.userId } });
+  }
+  return { acl: body.acl, operations };
+}
+
+function installationIdOf(body: WriteBody): string | null {
+  const op = body.operations.find((o) => o.kind === 'set' && o.path.length === 1 && o.path[0] === 'installationId');
+  return op && op.kind === 'set' && typeof op.value === 'string' ? op.value : null;
+}
+
+/** `_Installation` records: the object rules plus field checks, defaults and upsert by installationId. */
+export class InstallationService {
+  private readonly objects: ObjectService;
+  private readonly store: Store;
+
+  constructor(options: { objects: ObjectService; store: Store }) {
+    this.objects = options.objects;
+    this.store = options.store;
+  }
+
+  private async findByInstallationId(appId: string, installationId: string): Promise<StoredObject | null> {
+    const where: Where = { op: 'eq', path: ['installationId'], value: installationId };
+    const found = await this.store.findObjects(appId, installationClass, { where, order: [], limit: 1, skip: 0, readers: null });
+    return found[0] ?? null;
+  }
+
+  /** Creates the installation, or updates the one that already has this installationId. */
+  async save(caller: Caller, body: WriteBody): Promise<{ created: boolean; object: StoredObject }> {
+    checkInstallationOperations(body.operations);
+    const installationId = installationIdOf(body);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const existing = installationId === null ? null : await this.findByInstallationId(caller.appId, installationId);
+      if (existing) {
+        const object = await this.objects.update(caller, installationClass, existing.objectId, withDefaults(caller, body, existing, true));
+        return { created: false, object };
+      }
+      try {
+        return { created: true, object: await this.objects.create(caller, installationClass, withDefaults(caller, body, null, true)) };
+      } catch (error) {
+        // Another request created the same installationId between our look-up and insert: update it instead.
+        if (!(error instanceof ApiError && error.kind === 'duplicateValue' && installationId !== null)) throw error;
+      }
+    }
+    return fail('duplicateValue');
+  }
+
+  async update(caller: Caller, objectId: string, body: WriteBody, condition?: Where): Promise<StoredObject> {
+    checkInstallationOperations(body.operations);
+    return this.objects.update(caller, installationClass, objectId, withDefaults(caller, body, null, false), condition);
+  }
+}

@@ -1,0 +1,101 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.ts';
+import type { ObjectService } from '../objects/service.ts';
+import type { Store } from '../storage/store.ts';
+import { ChannelHub } from './channel/hub.ts';
+import { LocalRelay, RedisRelay, type Relay } from './channel/relay.ts';
+import { FanoutWorker } from './fanout.ts';
+import { InstallationService } from './installations.ts';
+import { parsePushRequest, type PushRequestContext } from './request.ts';
+import type { NotificationRecord } from './types.ts';
+import { unconfiguredDispatch, type VendorDispatch } from './vendor-dispatch.ts';
+
+export interface PushServiceOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  objects: ObjectService;
+  /** The app key of an application, for own-channel logins (null when unknown). */
+  appKey: (appId: string) => Promise<string | null>;
+  /** With a Redis URL, own-channel messages reach devices held by other nodes. */
+  redisUrl: string | null;
+  redisChannel?: string;
+  dispatch?: VendorDispatch;
+  pageSize?: number;
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+/** Push as the HTTP layer and main.ts see it: requests, records, the fan-out worker and the own channel. */
+export class PushService {
+  readonly hub: ChannelHub;
+  readonly worker: FanoutWorker;
+  readonly installations: InstallationService;
+  private readonly relay: Relay;
+  private readonly store: Store;
+  private readonly clock: Clock;
+
+  constructor(options: PushServiceOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.installations = new InstallationService({ objects: options.objects, store: options.store });
+    this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger, appKey: options.appKey });
+    this.relay = options.redisUrl
+      ? new RedisRelay({ url: options.redisUrl, hub: this.hub, logger: options.logger, channel: options.redisChannel })
+      : new LocalRelay({ hub: this.hub });
+    this.worker = new FanoutWorker({
+      store: options.store.push,
+      clock: options.clock,
+      relay: this.relay,
+      dispatch: options.dispatch ?? unconfiguredDispatch,
+      logger: options.logger,
+      pageSize: options.pageSize,
+      leaseMs: options.leaseMs,
+      pollMs: options.pollMs,
+    });
+  }
+
+  /** Resolves when the relay listens (Redis subscription made). */
+  async ready(): Promise<void> {
+    if (this.relay instanceof RedisRelay) await this.relay.whenReady();
+  }
+
+  /** Validates and stores a push; a req_id seen within five minutes returns the first record. */
+  async accept(appId: string, body: unknown, prodHeader: string | null): Promise<{ created: boolean; record: NotificationRecord }> {
+    const context: PushRequestContext = { appId, now: this.clock.now(), prodHeader };
+    const outcome = await this.store.push.createPush(parsePushRequest(body, context));
+    if (outcome.created) this.worker.wake();
+    return outcome;
+  }
+
+  getNotification(appId: string, objectId: string) {
+    return this.store.push.getNotification(appId, objectId);
+  }
+
+  listNotifications(appId: string, options: { limit: number; skip: number }) {
+    return this.store.push.listNotifications(appId, options);
+  }
+
+  deleteNotification(appId: string, objectId: string) {
+    return this.store.push.deleteNotification(appId, objectId);
+  }
+
+  start(): void {
+    this.worker.start();
+  }
+
+  /** Runs the fan-out until idle and stores pending acknowledgements (for tests and tools). */
+  async drain(): Promise<void> {
+    await this.worker.drain();
+  }
+
+  flushAcks(): Promise<void> {
+    return this.hub.flushAcks();
+  }
+
+  async close(): Promise<void> {
+    await this.worker.stop();
+    await this.hub.close();
+    await this.relay.close();
+  }
+}

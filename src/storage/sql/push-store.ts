@@ -1,0 +1,353 @@
+import { sql, type Kysely } from 'kysely';
+import type { JsonObject, Where } from '../../objects/types.ts';
+import type { AckEntry, ClaimedPage, CreatePushOutcome, PushStore } from '../push-store.ts';
+import type {
+  JobView,
+  MailboxMessage,
+  NewPush,
+  NotificationRecord,
+  PageResult,
+  PageWork,
+  PushContent,
+  TargetDevice,
+  VendorTarget,
+} from '../../push/types.ts';
+import type { Sql, SqlDialect } from './dialect.ts';
+import { compileWhere } from './where.ts';
+
+interface NotificationRow {
+  app_id: string;
+  id: string;
+  created_at: number | string;
+  updated_at: number | string;
+  status: string;
+  push_time: number | string;
+  expires_at: number | string | null;
+  request: string;
+  content: string;
+  selector: string;
+  last_key: string;
+  pages: number | string;
+  paged: number | string;
+}
+
+/** Rows per INSERT statement: well under both databases' bound-parameter limits. */
+const insertChunk = 1000;
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const num = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+/**
+ * PushStore on SQL. Tables (migration 0004_push): push_notifications (record + job cursor),
+ * push_counts (one row per counter, incremented atomically), push_pages (committed pages whose
+ * delivery is leased to a worker), push_mailbox (own-channel messages per device, also the
+ * one-row-per-(notification, device) guard), push_vendor_outbox (maker deliveries and their
+ * results), push_req_ids (req_id dedupe).
+ */
+export class SqlPushStore implements PushStore {
+  private readonly db: Kysely<any>;
+  private readonly dialect: SqlDialect;
+
+  constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
+    this.db = options.db;
+    this.dialect = options.dialect;
+  }
+
+  /** PostgreSQL lets workers skip a job another worker is paging; SQLite has one writer anyway. */
+  private get skipLocked(): Sql {
+    return this.dialect.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+  }
+
+  private text(field: string): Sql {
+    return this.dialect.kind === 'postgres'
+      ? sql`(o.data ->> ${field})`
+      : sql`json_extract(o.data, ${'$.' + field})`;
+  }
+
+  private toRecord(row: NotificationRow, counts: Record<string, number>): NotificationRecord {
+    return {
+      appId: row.app_id,
+      objectId: row.id,
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+      status: row.status,
+      pushTime: Number(row.push_time),
+      expiresAt: num(row.expires_at),
+      request: JSON.parse(row.request) as JsonObject,
+      content: JSON.parse(row.content) as PushContent,
+      counts,
+    };
+  }
+
+  private toJob(row: NotificationRow): JobView {
+    return {
+      appId: row.app_id,
+      notificationId: row.id,
+      createdAt: Number(row.created_at),
+      expiresAt: num(row.expires_at),
+      content: JSON.parse(row.content) as PushContent,
+    };
+  }
+
+  private async countsOf(db: Kysely<any>, appId: string, ids: string[]): Promise<Map<string, Record<string, number>>> {
+    const out = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]));
+    if (ids.length === 0) return out;
+    const { rows } = await sql<{ notification_id: string; key: string; n: number | string }>`
+      SELECT notification_id, key, n FROM push_counts WHERE app_id = ${appId}
+      AND notification_id IN (${sql.join(ids)})`.execute(db);
+    for (const row of rows) out.get(row.notification_id)![row.key] = Number(row.n);
+    return out;
+  }
+
+  private async addCounts(db: Kysely<any>, appId: string, notificationId: string, counts: Record<string, number>) {
+    const entries = Object.entries(counts).filter(([, n]) => n !== 0);
+    if (entries.length === 0) return;
+    await sql`INSERT INTO push_counts (app_id, notification_id, key, n)
+      VALUES ${sql.join(entries.map(([key, n]) => sql`(${appId}, ${notificationId}, ${key}, ${n})`))}
+      ON CONFLICT (app_id, notification_id, key) DO UPDATE SET n = push_counts.n + excluded.n`.execute(db);
+  }
+
+  async createPush(push: NewPush): Promise<CreatePushOutcome> {
+    return this.db.transaction().execute(async (trx) => {
+      if (push.reqId !== null) {
+        // Takes the req_id only when it is new or older than the window; the loser of a race sees no row.
+        const { rows } = await sql<{ notification_id: string }>`
+          INSERT INTO push_req_ids (app_id, req_id, notification_id, created_at)
+          VALUES (${push.appId}, ${push.reqId}, ${push.objectId}, ${push.createdAt})
+          ON CONFLICT (app_id, req_id) DO UPDATE SET notification_id = excluded.notification_id,
+            created_at = excluded.created_at
+          WHERE push_req_ids.created_at <= ${push.createdAt - push.dedupeMs}
+          RETURNING notification_id`.execute(trx);
+        if (rows.length === 0) {
+          const first = await sql<{ notification_id: string }>`SELECT notification_id FROM push_req_ids
+            WHERE app_id = ${push.appId} AND req_id = ${push.reqId}`.execute(trx);
+          const record = first.rows[0] ? await this.fetchRecord(trx, push.appId, first.rows[0].notification_id) : null;
+          if (record) return { created: false as const, record };
+        }
+      }
+      await sql`INSERT INTO push_notifications (app_id, id, created_at, updated_at, status, push_time, expires_at,
+          request, content, selector, last_key, pages, paged)
+        VALUES (${push.appId}, ${push.objectId}, ${push.createdAt}, ${push.createdAt}, ${push.status}, ${push.pushTime},
+          ${push.expiresAt}, ${JSON.stringify(push.request)}, ${JSON.stringify(push.content)},
+          ${JSON.stringify(push.selector)}, '', 0, 0)`.execute(trx);
+      const record = await this.fetchRecord(trx, push.appId, push.objectId);
+      return { created: true as const, record: record! };
+    });
+  }
+
+  private async fetchRecord(db: Kysely<any>, appId: string, objectId: string): Promise<NotificationRecord | null> {
+    const { rows } = await sql<NotificationRow>`SELECT * FROM push_notifications
+      WHERE app_id = ${appId} AND id = ${objectId}`.execute(db);
+    if (!rows[0]) return null;
+    const counts = await this.countsOf(db, appId, [objectId]);
+    return this.toRecord(rows[0], counts.get(objectId)!);
+  }
+
+  getNotification(appId: string, objectId: string): Promise<NotificationRecord | null> {
+    return this.fetchRecord(this.db, appId, objectId);
+  }
+
+  async listNotifications(appId: string, options: { limit: number; skip: number }): Promise<NotificationRecord[]> {
+    const { rows } = await sql<NotificationRow>`SELECT * FROM push_notifications WHERE app_id = ${appId}
+      ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.skip}`.execute(this.db);
+    const counts = await this.countsOf(this.db, appId, rows.map((row) => row.id));
+    return rows.map((row) => this.toRecord(row, counts.get(row.id)!));
+  }
+
+  async deleteNotification(appId: string, objectId: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql`DELETE FROM push_notifications WHERE app_id = ${appId} AND id = ${objectId}
+        RETURNING id`.execute(trx);
+      for (const table of ['push_counts', 'push_pages', 'push_mailbox', 'push_vendor_outbox']) {
+        await sql`DELETE FROM ${sql.table(table)} WHERE app_id = ${appId} AND notification_id = ${objectId}`.execute(trx);
+      }
+      return rows.length > 0;
+    });
+  }
+
+  async claimPage(options: Parameters<PushStore['claimPage']>[0]): Promise<ClaimedPage | null> {
+    const { now, pageSize, leaseMs } = options;
+    return this.db.transaction().execute(async (trx): Promise<ClaimedPage | null> => {
+      const { rows } = await sql<NotificationRow>`SELECT * FROM push_notifications
+        WHERE paged = 0 AND push_time <= ${now} ORDER BY push_time, id LIMIT 1 ${this.skipLocked}`.execute(trx);
+      const row = rows[0];
+      if (!row) return null;
+      const job = this.toJob(row);
+      const key = sql`app_id = ${row.app_id} AND id = ${row.id}`;
+      if (job.expiresAt !== null && job.expiresAt <= now) {
+        await sql`UPDATE push_notifications SET paged = 1, status = 'expired', updated_at = ${now}
+          WHERE ${key}`.execute(trx);
+        return { kind: 'expired', job };
+      }
+      const app = await sql<{ settings: unknown }>`SELECT settings FROM apps WHERE app_id = ${row.app_id}`.execute(trx);
+      const settings = this.dialect.decodeJson<{ mixedPush?: unknown } | null>(app.rows[0]?.settings ?? null);
+      const selector = JSON.parse(row.selector) as Where;
+      const page = await sql<{ id: string; installation_id: string | null; vendor: unknown; registration_id: unknown; device_profile: unknown }>`
+        SELECT o.id, o.installation_id, ${this.text('vendor')} AS vendor, ${this.text('registrationId')} AS registration_id,
+          ${this.text('deviceProfile')} AS device_profile
+        FROM objects o WHERE o.app_id = ${row.app_id} AND o.class_name = '_Installation' AND o.id > ${row.last_key}
+        AND ${compileWhere(this.dialect, '_Installation', selector)}
+        ORDER BY o.id LIMIT ${pageSize}`.execute(trx);
+      const str = (value: unknown) => (typeof value === 'string' ? value : null);
+      const devices: TargetDevice[] = page.rows.map((r) => ({
+        objectId: r.id,
+        installationId: r.installation_id,
+        vendor: str(r.vendor),
+        registrationId: str(r.registration_id),
+        deviceProfile: str(r.device_profile),
+      }));
+      const routing = options.route(job, devices, { mixedPush: settings?.mixedPush === true });
+      const seq = Number(row.pages);
+      const hasWork = routing.channel.length > 0 || routing.vendor.length > 0;
+      for (const part of chunks(routing.channel, insertChunk)) {
+        await sql`INSERT INTO push_mailbox (app_id, installation_id, notification_id, page_seq, created_at, expires_at)
+          VALUES ${sql.join(part.map((id) => sql`(${row.app_id}, ${id}, ${row.id}, ${seq}, ${job.createdAt}, ${job.expiresAt})`))}
+          ON CONFLICT DO NOTHING`.execute(trx);
+      }
+      for (const part of chunks(routing.vendor, insertChunk)) {
+        await sql`INSERT INTO push_vendor_outbox (app_id, notification_id, installation_object_id, page_seq, vendor,
+            device_profile, registration_id)
+          VALUES ${sql.join(part.map((t) => sql`(${row.app_id}, ${row.id}, ${t.installationObjectId}, ${seq}, ${t.vendor}, ${t.deviceProfile}, ${t.registrationId})`))}
+          ON CONFLICT DO NOTHING`.execute(trx);
+      }
+      if (hasWork) {
+        await sql`INSERT INTO push_pages (app_id, notification_id, seq, done, lease_until)
+          VALUES (${row.app_id}, ${row.id}, ${seq}, 0, ${now + leaseMs})`.execute(trx);
+      }
+      await this.addCounts(trx, row.app_id, row.id, routing.counts);
+      const last = devices.length < pageSize;
+      const lastKey = devices.length > 0 ? devices[devices.length - 1].objectId : row.last_key;
+      await sql`UPDATE push_notifications SET last_key = ${lastKey}, pages = pages + ${hasWork ? 1 : 0},
+          paged = ${last ? 1 : 0}, status = 'sending', updated_at = ${now} WHERE ${key}`.execute(trx);
+      if (last) await this.closeIfDelivered(trx, row.app_id, row.id, now);
+      return { kind: 'page', last, work: { job, seq: hasWork ? seq : -1, channel: routing.channel, vendor: routing.vendor } };
+    });
+  }
+
+  /** A fully paged job whose pages are all delivered is done. */
+  private async closeIfDelivered(trx: Kysely<any>, appId: string, notificationId: string, now: number) {
+    await sql`UPDATE push_notifications SET status = 'done', updated_at = ${now}
+      WHERE app_id = ${appId} AND id = ${notificationId} AND paged = 1 AND status = 'sending'
+      AND NOT EXISTS (SELECT 1 FROM push_pages p WHERE p.app_id = ${appId} AND p.notification_id = ${notificationId}
+        AND p.done = 0)`.execute(trx);
+  }
+
+  async claimStalePage(options: { now: number; leaseMs: number }): Promise<PageWork | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ app_id: string; notification_id: string; seq: number | string }>`
+        SELECT app_id, notification_id, seq FROM push_pages WHERE done = 0 AND lease_until < ${options.now}
+        ORDER BY lease_until LIMIT 1 ${this.skipLocked}`.execute(trx);
+      const page = rows[0];
+      if (!page) return null;
+      const seq = Number(page.seq);
+      const pageKey = sql`app_id = ${page.app_id} AND notification_id = ${page.notification_id}`;
+      await sql`UPDATE push_pages SET lease_until = ${options.now + options.leaseMs}
+        WHERE ${pageKey} AND seq = ${seq}`.execute(trx);
+      const job = await sql<NotificationRow>`SELECT * FROM push_notifications
+        WHERE app_id = ${page.app_id} AND id = ${page.notification_id}`.execute(trx);
+      if (!job.rows[0]) return null;
+      const mailbox = await sql<{ installation_id: string }>`SELECT installation_id FROM push_mailbox
+        WHERE ${pageKey} AND page_seq = ${seq} AND acked_at IS NULL`.execute(trx);
+      const outbox = await sql<{ installation_object_id: string; vendor: string; device_profile: string; registration_id: string }>`
+        SELECT installation_object_id, vendor, device_profile, registration_id FROM push_vendor_outbox
+        WHERE ${pageKey} AND page_seq = ${seq} AND result IS NULL`.execute(trx);
+      return {
+        job: this.toJob(job.rows[0]),
+        seq,
+        channel: mailbox.rows.map((r) => r.installation_id),
+        vendor: outbox.rows.map(
+          (r): VendorTarget => ({
+            installationObjectId: r.installation_object_id,
+            vendor: r.vendor as VendorTarget['vendor'],
+            deviceProfile: r.device_profile,
+            registrationId: r.registration_id,
+          }),
+        ),
+      };
+    });
+  }
+
+  async finishPage(result: PageResult, now: number): Promise<void> {
+    const { appId, notificationId } = result;
+    await this.db.transaction().execute(async (trx) => {
+      // The record's row lock orders the last pages of a job, so exactly one of them closes it.
+      await sql`SELECT id FROM push_notifications WHERE app_id = ${appId} AND id = ${notificationId}
+        ${this.dialect.rowLock}`.execute(trx);
+      const groups = new Map<string, { status: string; error: string | null; ids: string[] }>();
+      for (const r of result.vendorResults) {
+        const error = r.error ?? null;
+        const key = `${r.status}\0${error ?? ''}`;
+        if (!groups.has(key)) groups.set(key, { status: r.status, error, ids: [] });
+        groups.get(key)!.ids.push(r.installationObjectId);
+      }
+      for (const group of groups.values()) {
+        for (const part of chunks(group.ids, insertChunk)) {
+          await sql`UPDATE push_vendor_outbox SET result = ${group.status}, error = ${group.error}
+            WHERE app_id = ${appId} AND notification_id = ${notificationId}
+            AND installation_object_id IN (${sql.join(part)})`.execute(trx);
+        }
+      }
+      for (const part of chunks(result.invalidate, insertChunk)) {
+        const invalid =
+          this.dialect.kind === 'postgres'
+            ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)`
+            : sql`json_set(data, '$.valid', json('false'))`;
+        await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
+          WHERE app_id = ${appId} AND class_name = '_Installation' AND id IN (${sql.join(part)})`.execute(trx);
+      }
+      await this.addCounts(trx, appId, notificationId, result.counts);
+      await sql`UPDATE push_pages SET done = 1 WHERE app_id = ${appId} AND notification_id = ${notificationId}
+        AND seq = ${result.seq}`.execute(trx);
+      await this.closeIfDelivered(trx, appId, notificationId, now);
+    });
+  }
+
+  async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
+    const { rows } = await sql<{ notification_id: string; content: string; created_at: number | string }>`
+      SELECT m.notification_id, n.content, n.created_at FROM push_mailbox m
+      JOIN push_notifications n ON n.app_id = m.app_id AND n.id = m.notification_id
+      WHERE m.app_id = ${appId} AND m.installation_id = ${installationId} AND m.acked_at IS NULL
+      AND (m.expires_at IS NULL OR m.expires_at > ${now})
+      ORDER BY m.created_at, m.notification_id LIMIT ${limit}`.execute(this.db);
+    return rows.map((r) => ({
+      id: r.notification_id,
+      data: (JSON.parse(r.content) as PushContent).data,
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  async ack(entries: AckEntry[], now: number): Promise<number> {
+    const groups = new Map<string, { appId: string; notificationId: string; ids: string[] }>();
+    for (const e of entries) {
+      const key = `${e.appId}\0${e.notificationId}`;
+      if (!groups.has(key)) groups.set(key, { appId: e.appId, notificationId: e.notificationId, ids: [] });
+      groups.get(key)!.ids.push(e.installationId);
+    }
+    let acked = 0;
+    await this.db.transaction().execute(async (trx) => {
+      for (const group of groups.values()) {
+        let n = 0;
+        for (const part of chunks([...new Set(group.ids)], insertChunk)) {
+          const { rows } = await sql`UPDATE push_mailbox SET acked_at = ${now}
+            WHERE app_id = ${group.appId} AND notification_id = ${group.notificationId}
+            AND installation_id IN (${sql.join(part)}) AND acked_at IS NULL RETURNING installation_id`.execute(trx);
+          n += rows.length;
+        }
+        await this.addCounts(trx, group.appId, group.notificationId, { 'lc.delivered': n });
+        acked += n;
+      }
+    });
+    return acked;
+  }
+
+  async prune(now: number, keepAckedMs: number): Promise<void> {
+    await sql`DELETE FROM push_mailbox WHERE (expires_at IS NOT NULL AND expires_at < ${now})
+      OR (acked_at IS NOT NULL AND acked_at < ${now - keepAckedMs})`.execute(this.db);
+    await sql`DELETE FROM push_req_ids WHERE created_at < ${now - keepAckedMs}`.execute(this.db);
+  }
+}
