@@ -10,22 +10,10 @@ import { nextQuotaDay, type QuotaPauses } from './pauses.ts';
 import { protocols } from './protocols.ts';
 import { createSender, type RetryPolicy } from './sender.ts';
 import type { DeviceResult, VendorName, VendorSender } from './types.ts';
+import type { VendorDispatch, VendorSendInput } from '../vendor-dispatch.ts';
 
-/** The shape src/push/vendor-dispatch.ts defines; kept identical here. */
-export interface VendorDispatchInput {
-  appId: string;
-  vendor: VendorName;
-  deviceProfile: string;
-  notificationId: string;
-  data: Record<string, unknown>;
-  hms?: unknown;
-  expiresAt: number | null;
-  devices: Array<{ installationObjectId: string; registrationId: string }>;
-}
-
-export interface VendorDispatch {
-  send(input: VendorDispatchInput): Promise<DeviceResult[]>;
-}
+export type { VendorDispatch };
+export type VendorDispatchInput = VendorSendInput;
 
 export interface VendorDispatchOptions {
   /** The application's current settings (mixedPush, commercial, androidIntentHostname, vendors). */
