@@ -9,6 +9,7 @@ import { openPostgresStore } from '../../src/storage/postgres/open.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { buildServer, type Services } from '../../src/server.ts';
+import type { VendorDispatch } from '../../src/push/vendor-dispatch.ts';
 import { freshPostgresDatabase, storeKind } from './databases.ts';
 import { Client } from './client.ts';
 
@@ -65,6 +66,8 @@ export interface StartOptions {
   clock?: Clock;
   env?: Record<string, string>;
   database?: TestDatabase;
+  /** The phone-maker senders the fan-out hands maker-routed devices to. */
+  vendorDispatch?: VendorDispatch;
 }
 
 /** Starts Roost in this process on a free port, with a fresh database and one application. */
@@ -83,7 +86,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const clock = options.clock ?? systemClock;
   const logger = createLogger({ level: 'info', destination });
-  const { app, services } = await buildServer({ config, store, clock, logger });
+  const { app, services } = await buildServer({ config, store, clock, logger, vendorDispatch: options.vendorDispatch });
   const keys = await services.registry.create('test');
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
