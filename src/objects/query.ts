@@ -29,8 +29,12 @@ function equals(path: string[], raw: unknown): Where {
   return { op: 'eq', path: t.path, value: t.value };
 }
 
+/** Longest $in/$nin/$all list; keeps every compiled query inside the databases' parameter limits. */
+const maxListLength = 1000;
+
 function list(raw: unknown, operator: string): unknown[] {
   if (!Array.isArray(raw)) fail('invalidQuery', `${operator} needs an array.`);
+  if (raw.length > maxListLength) fail('invalidQuery', `${operator} may list at most ${maxListLength} values.`);
   return raw;
 }
 
@@ -91,19 +95,23 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
   return items.length === 1 ? items[0] : { op: 'and', items };
 }
 
-function clauses(raw: unknown, operator: string): Where[] {
-  return list(raw, operator).map((item) => parseWhere(item));
+/** $and/$or nesting allowed; deeper trees are refused rather than handed to the SQL parser. */
+const maxNesting = 16;
+
+function clauses(raw: unknown, operator: string, depth: number): Where[] {
+  if (depth >= maxNesting) fail('invalidQuery', `$and/$or may nest at most ${maxNesting} levels deep.`);
+  return list(raw, operator).map((item) => parseWhere(item, depth + 1));
 }
 
 /** Parses the `where` language into the neutral tree; bad input is a 4xx ApiError. */
-export function parseWhere(raw: unknown): Where {
+export function parseWhere(raw: unknown, depth = 0): Where {
   if (raw === undefined || raw === null) return { op: 'const', value: true };
-  if (Array.isArray(raw)) return { op: 'and', items: raw.map((item) => parseWhere(item)) };
+  if (Array.isArray(raw)) return { op: 'and', items: clauses(raw, 'where', depth) };
   if (!isObject(raw)) fail('invalidQuery', 'where must be a JSON object.');
   const items: Where[] = [];
   for (const [key, value] of Object.entries(raw)) {
-    if (key === '$or') items.push({ op: 'or', items: clauses(value, '$or') });
-    else if (key === '$and') items.push({ op: 'and', items: clauses(value, '$and') });
+    if (key === '$or') items.push({ op: 'or', items: clauses(value, '$or', depth) });
+    else if (key === '$and') items.push({ op: 'and', items: clauses(value, '$and', depth) });
     else {
       const path = fieldPath(key);
       const isConstraint = isObject(value) && Object.keys(value).some((k) => k.startsWith('$'));

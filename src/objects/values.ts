@@ -9,6 +9,13 @@ export const builtInClasses = new Set(['_User', '_Installation', '_Role']);
 /** Fields the server owns: silently dropped from write bodies (SDKs send them back). */
 export const serverFields = new Set(['objectId', 'createdAt', 'updatedAt']);
 
+/** Ids the server could have issued or imported; anything else cannot name a stored object. */
+const plausibleId = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isPlausibleId(id: string): boolean {
+  return plausibleId.test(id);
+}
+
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -76,20 +83,31 @@ function typed(value: Record<string, unknown>): JsonObject {
  * Validates a value to be stored: typed values are normalised, nested keys may not hold
  * '$' or '.', and anything JSON cannot carry is refused.
  */
-export function checkJson(value: unknown, allowTyped = true): Json {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+/** Nesting deeper than this is refused (as MongoDB-backed services do); SQLite's JSON stops at 1000. */
+export const maxDepth = 100;
+
+export function checkJson(value: unknown, allowTyped = true, depth = 0): Json {
+  if (depth > maxDepth) fail('incorrectType', `Values may nest at most ${maxDepth} levels deep.`);
+  if (typeof value === 'string') {
+    // PostgreSQL cannot store U+0000 in text or jsonb; refuse it on every store alike.
+    if (value.includes('\u0000')) fail('incorrectType', 'Strings may not contain the NUL character.');
+    return value;
+  }
+  if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) fail('incorrectType', 'Numbers must be finite.');
     return value;
   }
-  if (Array.isArray(value)) return value.map((item) => checkJson(item));
+  if (Array.isArray(value)) return value.map((item) => checkJson(item, true, depth + 1));
   if (isObject(value)) {
     if (allowTyped && '__type' in value) return typed(value);
     if ('__op' in value) fail('incorrectType', 'Operations (__op) are allowed only on top-level keys.');
     const out: JsonObject = {};
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('$') || key.includes('.')) fail('invalidNestedKey', `Invalid nested key '${key}'.`);
-      out[key] = checkJson(item);
+      if (key.includes('$') || key.includes('.') || key.includes('\u0000')) {
+        fail('invalidNestedKey', `Invalid nested key '${key.replace('\u0000', '\\0')}'.`);
+      }
+      out[key] = checkJson(item, true, depth + 1);
     }
     return out;
   }
