@@ -299,3 +299,28 @@ describe('Honor receipts (SPEC §6)', () => {
     await app.close();
   });
 });
+
+describe('quota pauses', () => {
+  test('RedisQuotaPauses keeps one expiring key per app, profile and maker', async () => {
+    const { RedisQuotaPauses } = await import('../src/push/vendors/pauses.ts');
+    const store = new Map<string, { value: string; expires: number }>();
+    const redis = {
+      async get(key: string) {
+        const entry = store.get(key);
+        return entry && entry.expires > clock.now() ? entry.value : null;
+      },
+      async set(key: string, value: string, _mode: 'PX', ms: number) {
+        store.set(key, { value, expires: clock.now() + ms });
+        return 'OK';
+      },
+    };
+    const pauses = new RedisQuotaPauses(redis, clock);
+    const key = { appId: 'a', deviceProfile: '_default', vendor: 'mi' as const };
+    assert.equal(await pauses.current(key, clock.now()), null);
+    const until = nextQuotaDay(clock.now());
+    await pauses.pause(key, until, 'mi 10034');
+    assert.deepEqual(await pauses.current(key, clock.now()), { until, reason: 'mi 10034' });
+    assert.equal(await pauses.current({ ...key, vendor: 'vivo' }, clock.now()), null);
+    assert.equal(await pauses.current(key, until), null);
+  });
+});
