@@ -16,6 +16,7 @@ import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileOrder, compileWhere } from './where.ts';
 import { migrate } from './migrations.ts';
+import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
 
@@ -163,6 +164,7 @@ export class SqlStore implements Store {
   }
 
   async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
+    if (!isPlausibleId(ref.objectId)) return null;
     const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
       AND ${this.readable(readers)}`.execute(this.db);
@@ -194,6 +196,7 @@ export class SqlStore implements Store {
 
   /** Selects the row under lock; tells a missing row from one the condition rejects. */
   private async lockRow(trx: Kysely<any>, ref: ObjectRef, condition?: Where) {
+    if (!isPlausibleId(ref.objectId)) return { missing: 'notFound' as const };
     const where = condition ? compileWhere(this.dialect, ref.className, condition) : sql`1=1`;
     const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
