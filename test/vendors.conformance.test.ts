@@ -60,9 +60,14 @@ for (const vendor of vendors) {
       assert.equal(fake.authCalls, tokenAuth[vendor] ? 1 : 0);
       assert.equal(fake.sends.length >= 5, true);
       if (!tokenAuth[vendor]) return; // mi: static key header; mz: every request signed (both checked by the fake)
-      clock.advance(24 * 3600_000); // past every maker's token life
+      clock.advance(50 * 60_000); // well within every token's life (HMS and Honor: 1 h)
       assert.ok((await push(1)).every((r) => r.status === 'sent'));
-      assert.equal(fake.authCalls, 2);
+      assert.equal(fake.authCalls, 1);
+      // Into the last minutes of the token's life (1 h, or 24 h for OPPO and vivo): renewed first.
+      clock.advance((vendor === 'HMS' || vendor === 'honor' ? 7 : 23 * 60 + 7) * 60_000);
+      assert.ok((await push(1)).every((r) => r.status === 'sent'));
+      assert.equal(fake.authCalls, 2, 'refreshed before expiry');
+      assert.equal(fake.rejectedTokens, 0, 'never sent an expired token');
       fake.revokeTokens(); // the maker forgets the token: the sender must re-authenticate once
       assert.ok((await push(1)).every((r) => r.status === 'sent'));
       assert.equal(fake.authCalls, 3);
@@ -83,6 +88,14 @@ for (const vendor of vendors) {
       fake.invalidTokens.add('tok3');
       const results = await push(5);
       assert.deepEqual(results.map((r) => r.status), ['sent', 'invalidToken', 'sent', 'invalidToken', 'sent']);
+    });
+
+    test('a per-device failure fails only that device', { skip: !['mz', 'oppo', 'honor'].includes(vendor) && `${vendor} reports no per-target failures besides invalid tokens` }, async () => {
+      fake.failingTokens.add('tok2');
+      fake.invalidTokens.add('tok0');
+      const results = await push(4);
+      assert.deepEqual(results.map((r) => r.status), ['invalidToken', 'sent', 'failed', 'sent']);
+      assert.ok(results[2].error);
     });
 
     test('a maker that finds every token invalid', async () => {

@@ -27,10 +27,16 @@ export interface FakeMaker {
   /** Whether the real maker has a documented daily-quota error code. */
   readonly supportsQuota: boolean;
   authCalls: number;
+  /** Send requests refused because their access token was unknown or expired. */
+  readonly rejectedTokens: number;
   sends: SendRecord[];
   violations: string[];
   /** Tokens this maker reports invalid whenever they are targeted. */
   invalidTokens: Set<string>;
+  /** Tokens this maker reports not delivered for another reason (makers with per-target errors). */
+  failingTokens: Set<string>;
+  /** Whether the real maker reports per-target failures other than invalid tokens. */
+  readonly perTargetFailures: boolean;
   /** The next `times` send requests fail this way. */
   failNext(failure: FakeFailure, times?: number): void;
   /** Forgets every access token issued so far (as if they had expired at the maker). */
@@ -87,8 +93,11 @@ interface State {
   sends: SendRecord[];
   violations: string[];
   invalidTokens: Set<string>;
+  failingTokens: Set<string>;
   failures: FakeFailure[];
-  issued: Set<string>;
+  /** Access tokens issued → when they expire (fake clock). */
+  issued: Map<string, number>;
+  rejectedTokens: number;
   counter: number;
   now: () => number;
   lifetime: number;
@@ -96,10 +105,18 @@ interface State {
 
 type Handler = (state: State, exchange: Exchange, creds: Record<string, string>) => void;
 
-function issue(state: State, prefix: string): string {
+function issue(state: State, prefix: string, lifetimeSeconds: number): string {
   const token = `${prefix}-${++state.counter}-${Math.random().toString(36).slice(2, 8)}`;
-  state.issued.add(token);
+  state.issued.set(token, state.now() + lifetimeSeconds * 1000);
   return token;
+}
+
+/** Whether an access token was issued here and has not expired; counts the refusals. */
+function validToken(state: State, token: string): boolean {
+  const expires = state.issued.get(token);
+  if (expires !== undefined && expires > state.now()) return true;
+  state.rejectedTokens++;
+  return false;
 }
 
 function violation(state: State, text: string): void {
@@ -130,11 +147,11 @@ const hms: Handler = (state, { path, parsed, request, response }, creds) => {
       violation(state, 'HMS auth: wrong client credentials');
       return send(response, 400, { error: 'invalid_client', error_description: 'client authentication failed' });
     }
-    return send(response, 200, { access_token: issue(state, 'hms'), expires_in: state.lifetime, token_type: 'Bearer' });
+    return send(response, 200, { access_token: issue(state, 'hms', state.lifetime), expires_in: state.lifetime, token_type: 'Bearer' });
   }
   if (path === `/v1/${creds.appId}/messages:send`) {
     const auth = String(request.headers.authorization ?? '');
-    if (!auth.startsWith('Bearer ') || !state.issued.has(auth.slice(7))) {
+    if (!auth.startsWith('Bearer ') || !validToken(state, auth.slice(7))) {
       return send(response, 401, { code: '80200003', msg: 'OAuth token expired' });
     }
     if (parsed.kind !== 'json') {
@@ -256,7 +273,11 @@ const mz: Handler = (state, { path, parsed, request, response }, creds) => {
   if (failure === 'transient') return send(response, 200, { code: '1003', message: 'server busy' });
   if (failure === 'flowControl') return send(response, 200, { code: '110010', message: 'push rate too high' });
   const bad = tokens.filter((token) => state.invalidTokens.has(token));
-  return send(response, 200, { code: '200', message: '', value: bad.length ? { '110003': bad } : {}, msgId: 'm1' });
+  const folded = tokens.filter((token) => state.failingTokens.has(token));
+  const value: Record<string, string[]> = {};
+  if (bad.length) value['110003'] = bad;
+  if (folded.length) value['520'] = folded;
+  return send(response, 200, { code: '200', message: '', value, msgId: 'm1' });
 };
 
 // ---------------------------------------------------------------- OPPO
@@ -270,11 +291,11 @@ const oppo: Handler = (state, { path, parsed, request, response }, creds) => {
       violation(state, 'oppo auth: bad app_key, sign or timestamp');
       return send(response, 200, { code: 16, message: 'sign invalid' });
     }
-    return send(response, 200, { code: 0, message: 'success', data: { auth_token: issue(state, 'oppo'), create_time: state.now() } });
+    return send(response, 200, { code: 0, message: 'success', data: { auth_token: issue(state, 'oppo', 24 * 3600), create_time: state.now() } });
   }
   if (path === '/server/v1/message/notification/unicast_batch') {
     const token = String(request.headers.auth_token ?? '');
-    if (!state.issued.has(token)) return send(response, 200, { code: 11, message: 'Invalid AuthToken' });
+    if (!validToken(state, token)) return send(response, 200, { code: 11, message: 'Invalid AuthToken' });
     if (parsed.kind !== 'form') {
       violation(state, 'oppo send: body must be form-encoded');
       return send(response, 200, { code: 41, message: 'invalid args' });
@@ -308,7 +329,9 @@ const oppo: Handler = (state, { path, parsed, request, response }, creds) => {
     const data = tokens.map((regId, i) =>
       state.invalidTokens.has(regId)
         ? { registrationId: regId, errorCode: 10000, errorMessage: 'Invalid RegistrationId' }
-        : { registrationId: regId, messageId: `m${i}` },
+        : state.failingTokens.has(regId)
+          ? { registrationId: regId, errorCode: 55, errorMessage: 'frequency limit' }
+          : { registrationId: regId, messageId: `m${i}` },
     );
     return send(response, 200, { code: 0, message: 'Success', data });
   }
@@ -327,10 +350,10 @@ const vivo: Handler = (state, { path, parsed, request, response }, creds) => {
       violation(state, 'vivo auth: bad appId, appKey, sign or timestamp');
       return send(response, 200, { result: 10200, desc: 'sign invalid' });
     }
-    return send(response, 200, { result: 0, desc: 'success', authToken: issue(state, 'vivo') });
+    return send(response, 200, { result: 0, desc: 'success', authToken: issue(state, 'vivo', 24 * 3600) });
   }
   if (!['/message/send', '/message/saveListPayload', '/message/pushToList'].includes(path)) return send(response, 404, { result: 404 });
-  if (!state.issued.has(String(request.headers.authtoken ?? ''))) return send(response, 200, { result: 10000, desc: 'authToken invalid' });
+  if (!validToken(state, String(request.headers.authtoken ?? ''))) return send(response, 200, { result: 10000, desc: 'authToken invalid' });
   if (parsed.kind !== 'json') {
     violation(state, 'vivo: body must be JSON');
     return send(response, 200, { result: 10050, desc: 'bad request' });
@@ -386,11 +409,11 @@ const honor: Handler = (state, { path, parsed, request, response }, creds) => {
       violation(state, 'honor auth: wrong client credentials');
       return send(response, 401, { error: 'unauthorized_client', error_description: 'Invalid client credentials' });
     }
-    return send(response, 200, { access_token: issue(state, 'honor'), expires_in: state.lifetime, token_type: 'Bearer' });
+    return send(response, 200, { access_token: issue(state, 'honor', state.lifetime), expires_in: state.lifetime, token_type: 'Bearer' });
   }
   if (path === `/api/v1/${creds.appId}/sendMessage`) {
     const auth = String(request.headers.authorization ?? '');
-    if (!auth.startsWith('Bearer ') || !state.issued.has(auth.slice(7))) return send(response, 401, { code: 80200003, message: 'token expired' });
+    if (!auth.startsWith('Bearer ') || !validToken(state, auth.slice(7))) return send(response, 401, { code: 80200003, message: 'token expired' });
     if (!request.headers.timestamp) violation(state, 'honor: timestamp header required');
     if (parsed.kind !== 'json') {
       violation(state, 'honor: body must be JSON');
@@ -419,7 +442,8 @@ const honor: Handler = (state, { path, parsed, request, response }, creds) => {
     if (failure === 'flowControl') return send(response, 503, { code: 503, message: 'flow control' });
     if (failure === 'authExpired') return send(response, 200, { code: 80200003, message: 'token expired' });
     const expireTokens = tokens.filter((token) => state.invalidTokens.has(token));
-    return send(response, 200, { code: 200, message: 'success', data: { sendResult: true, requestId: 'r', failTokens: [], expireTokens } });
+    const failTokens = tokens.filter((token) => state.failingTokens.has(token));
+    return send(response, 200, { code: 200, message: 'success', data: { sendResult: true, requestId: 'r', failTokens, expireTokens } });
   }
   send(response, 404, { code: 404 });
 };
@@ -444,6 +468,7 @@ const authPaths: Partial<Record<VendorName, string>> = {
 };
 
 const quotaMakers = new Set<VendorName>(['mi', 'oppo', 'vivo']);
+const perTargetMakers = new Set<VendorName>(['mz', 'oppo', 'honor']);
 
 export async function startFakeMaker(vendor: VendorName, options: FakeOptions = {}): Promise<FakeMaker> {
   const creds = fakeCredentials[vendor];
@@ -452,8 +477,10 @@ export async function startFakeMaker(vendor: VendorName, options: FakeOptions = 
     sends: [],
     violations: [],
     invalidTokens: new Set(),
+    failingTokens: new Set(),
     failures: [],
-    issued: new Set(),
+    issued: new Map(),
+    rejectedTokens: 0,
     counter: 0,
     now: options.now ?? Date.now,
     lifetime: options.tokenLifetimeSeconds ?? 3600,
@@ -482,9 +509,14 @@ export async function startFakeMaker(vendor: VendorName, options: FakeOptions = 
     set authCalls(value: number) {
       state.authCalls = value;
     },
+    get rejectedTokens() {
+      return state.rejectedTokens;
+    },
     sends: state.sends,
     violations: state.violations,
     invalidTokens: state.invalidTokens,
+    failingTokens: state.failingTokens,
+    perTargetFailures: perTargetMakers.has(vendor),
     failNext(failure, times = 1) {
       if (failure === 'quota' && !quotaMakers.has(vendor)) throw new Error(`${vendor} has no documented daily-quota error`);
       for (let i = 0; i < times; i++) state.failures.push(failure);
@@ -497,8 +529,10 @@ export async function startFakeMaker(vendor: VendorName, options: FakeOptions = 
       state.sends.length = 0;
       state.violations.length = 0;
       state.invalidTokens.clear();
+      state.failingTokens.clear();
       state.issued.clear();
       state.authCalls = 0;
+      state.rejectedTokens = 0;
     },
     close() {
       server.closeAllConnections();
