@@ -55,6 +55,18 @@ export interface FakeOptions {
 
 type Parsed = { kind: 'json' | 'form' | 'other'; body: Record<string, unknown>; raw: string };
 
+function formDecode(raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of raw.split('&')) {
+    if (!pair) continue;
+    const at = pair.indexOf('=');
+    const decode = (text: string) => decodeURIComponent(text.replace(/\+/g, ' '));
+    if (at < 0) out[decode(pair)] = '';
+    else out[decode(pair.slice(0, at))] = decode(pair.slice(at + 1));
+  }
+  return out;
+}
+
 async function readBody(request: IncomingMessage): Promise<Parsed> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -68,7 +80,7 @@ async function readBody(request: IncomingMessage): Promise<Parsed> {
     }
   }
   if (type.startsWith('application/x-www-form-urlencoded')) {
-    return { kind: 'form', body: Object.fromEntries(new URLSearchParams(raw)), raw };
+    return { kind: 'form', body: formDecode(raw), raw };
   }
   return { kind: 'other', body: {}, raw };
 }

@@ -25,6 +25,13 @@ function retryAfter(value: string | null, now: number): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** application/x-www-form-urlencoded; encodeURIComponent is several times faster than URLSearchParams on large fields. */
+export function formEncode(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`)
+    .join('&');
+}
+
 export async function post(
   fetchFn: typeof fetch,
   url: string,
@@ -34,7 +41,7 @@ export async function post(
   let body: string;
   if (options.form) {
     headers['Content-Type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
-    body = new URLSearchParams(options.form).toString();
+    body = formEncode(options.form);
   } else {
     headers['Content-Type'] = 'application/json;charset=UTF-8';
     body = JSON.stringify(options.json ?? {});

@@ -77,7 +77,8 @@ export const oppoProtocol: VendorProtocol = {
     if (ttl !== null) notification.off_line_ttl = ttl;
     for (const key of passThroughOptions) if (message.options[key] !== undefined) notification[key] = message.options[key];
     const tooLarge = contentTooLarge('oppo', notification) ?? (str(notification.action_parameters).length > 4096 ? 'oppo: action_parameters exceed 4 KB.' : null);
-    return tooLarge ? { ok: false, error: tooLarge } : { ok: true, content: notification };
+    // Serialized once: unicast_batch repeats it for each of up to 1000 targets.
+    return tooLarge ? { ok: false, error: tooLarge } : { ok: true, content: JSON.stringify(notification) };
   },
 
   async authenticate(context): Promise<AuthOutcome> {
@@ -98,9 +99,10 @@ export const oppoProtocol: VendorProtocol = {
   },
 
   async sendBatch(context, content, tokens, accessToken): Promise<BatchOutcome> {
-    const messages = tokens.map((token) => ({ target_type: 2, target_value: token, notification: content }));
+    const notification = content as string;
+    const messages = `[${tokens.map((token) => `{"target_type":2,"target_value":${JSON.stringify(token)},"notification":${notification}}`).join(',')}]`;
     const reply = await post(context.fetch, `${context.baseUrl}/server/v1/message/notification/unicast_batch`, {
-      form: { messages: JSON.stringify(messages) },
+      form: { messages },
       headers: { auth_token: accessToken ?? '' },
     });
     if (isNetworkFailure(reply)) return { kind: 'retry', error: reply.error };
