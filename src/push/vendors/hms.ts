@@ -90,7 +90,11 @@ export const hmsProtocol: VendorProtocol = {
     delete merged.topic;
     delete merged.condition;
     delete merged.token;
-    if (message.silent) delete asRecord(merged.android).notification;
+    if (message.silent) {
+      // Pass-through carries message.data only (reference §1.2): no notification from the hms object either.
+      delete merged.notification;
+      delete asRecord(merged.android).notification;
+    }
     const tooLarge = contentTooLarge('HMS', body);
     return tooLarge ? { ok: false, error: tooLarge } : { ok: true, content: body };
   },

@@ -51,7 +51,10 @@ export const honorProtocol: VendorProtocol = {
     }
     body = deepMerge(deepMerge(body, atTop), { android: inAndroid });
     delete body.token;
-    if (message.silent) delete asRecord(body.android).notification;
+    if (message.silent) {
+      delete body.notification;
+      delete asRecord(body.android).notification;
+    }
     const tooLarge = contentTooLarge('honor', body);
     return tooLarge ? { ok: false, error: tooLarge } : { ok: true, content: body };
   },
