@@ -6,7 +6,9 @@
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3),
 // BENCH_CONNECTIONS (32), BENCH_OBJECTS seeded per store (10000), BENCH_PG_URL (admin URL),
-// BENCH_PROFILE=1 runs the Roost processes with --cpu-prof into bench/profiles/.
+// BENCH_PROFILE=1 runs the Roost processes with --cpu-prof into bench/profiles/ (summarise them with
+// `node bench/profile-top.js FILE`), BENCH_STORES=sqlite or postgres runs one store only,
+// BENCH_ONLY=get or where runs only those scenarios (and the yardstick).
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,10 +171,12 @@ async function main(): Promise<void> {
     stack.push(() => dropDatabase(dbName));
 
     const targets: Target[] = [];
+    const only = process.env.BENCH_STORES;
     for (const [label, store] of [
       ['SQLite', sqlite],
       ['PostgreSQL', postgres],
     ] as const) {
+      if (only && !label.toLowerCase().startsWith(only.toLowerCase())) continue;
       const keys = createRoostApp(roostEnv(store));
       const server = await startRoost(`roost ${label}`, store, nodeArgs(label.toLowerCase()));
       stack.push(() => server.stop());
@@ -184,7 +188,10 @@ async function main(): Promise<void> {
     stack.push(() => bare.stop());
     log(`bare fastify pid ${bare.pid} at ${bare.url}`);
 
-    const list = scenarios(bare, targets);
+    // BENCH_ONLY=get (or where) keeps the scenarios whose name has it, and the yardstick.
+    const list = scenarios(bare, targets).filter(
+      (s, i) => i === 0 || !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY),
+    );
     log(`warming up (3 s each), then ${rounds} rounds × ${list.length} scenarios × ${durationSec} s at ${connections} connections`);
     for (const scenario of list) await warm(scenario.options);
 
@@ -207,10 +214,11 @@ async function main(): Promise<void> {
         p99: median(runs.map((run) => run.p99)),
         worstP99: Math.max(...runs.map((run) => run.p99)),
         cpu: median(runs.map((run) => run.serverCpu)),
+        cpuPerRequest: median(runs.map((run) => (run.serverCpu / run.rps) * 1e6)),
         bad: runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
       };
     });
-    const headers = ['scenario', 'req/s (median)', 'vs bare', 'p50 ms', 'p99 ms (median / worst)', 'server CPU', 'non-2xx + errors'];
+    const headers = ['scenario', 'req/s (median)', 'vs bare', 'p50 ms', 'p99 ms (median / worst)', 'server CPU', 'CPU µs/req', 'non-2xx + errors'];
     const body = rows.map((row) => [
       row.name,
       fixed(row.rps),
@@ -218,9 +226,10 @@ async function main(): Promise<void> {
       fixed(row.p50, 1),
       `${fixed(row.p99, 1)} / ${fixed(row.worstP99, 1)}`,
       row.cpu.toFixed(2),
+      fixed(row.cpuPerRequest),
       row.bad,
     ]);
-    const sqliteGet = rows.find((row) => row.name === 'Roost SQLite get-by-id')!;
+    const sqliteGet = rows.find((row) => row.name === 'Roost SQLite get-by-id') ?? { ratio: NaN, p99: NaN };
     const ratioOk = sqliteGet.ratio >= 0.4;
     const p99Ok = sqliteGet.p99 < 20;
     const verdict = [
@@ -237,7 +246,7 @@ async function main(): Promise<void> {
         `## Objects (issue 2): get-by-id and \`where\` query, SQLite and PostgreSQL
 
 Run ${when} on ${machine()}.
-${settings}. Each server runs alone in its own process (built \`dist/\`, \`LOG_LEVEL=warn\`); autocannon runs in the bench process on the same two cores, so absolute figures are bounded by the machine — read the ratios. "vs bare" is the median over rounds of (scenario req/s ÷ bare route req/s in the same round); "server CPU" is CPU-seconds per second of the server process (1.00 = one core busy).
+${settings}. Each server runs alone in its own process (built \`dist/\`, \`LOG_LEVEL=warn\`); autocannon runs in the bench process on the same two cores, so absolute figures are bounded by the machine — read the ratios. "vs bare" is the median over rounds of (scenario req/s ÷ bare route req/s in the same round); "server CPU" is CPU-seconds per second of the server process (1.00 = one core busy), "CPU µs/req" the server's CPU time per request.
 
 ${table(headers, body)}
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
 import { SqlStore } from '../sql/sql-store.ts';
 import { sqliteDialect } from './dialect.ts';
 
@@ -44,6 +44,28 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * Kysely prepares every statement anew, which was a sixth of a get-by-id's CPU time (bench/RESULTS.md).
+ * Prepared statements are kept by SQL text instead; parameters stay bound per call. Safe because the
+ * driver runs one statement at a time on its single connection, and SQLite re-prepares a cached
+ * statement itself when the schema changes.
+ */
+function withStatementCache(database: Database.Database, limit = 500): SqliteDatabase {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        statement = database.prepare(text);
+        if (statements.size >= limit) statements.clear();
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
 export async function openSqliteStore(options: { path: string }): Promise<SqlStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -56,7 +78,7 @@ export async function openSqliteStore(options: { path: string }): Promise<SqlSto
     if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
     return compiledRegex(pattern, String(flags ?? ''))?.test(value) ? 1 : 0;
   });
-  const store = new SqlStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database }) }), dialect: sqliteDialect });
+  const store = new SqlStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), dialect: sqliteDialect });
   await store.migrate();
   return store;
 }
