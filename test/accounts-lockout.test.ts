@@ -4,7 +4,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock, startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { Client } from './helpers/client.ts';
-import { signUp, type SignedUpUser } from './helpers/accounts.ts';
+import { assertNoSecretsIn, signUp, type SignedUpUser } from './helpers/accounts.ts';
 
 const minute = 60_000;
 let database: TestDatabase;
@@ -33,6 +33,7 @@ before(async () => {
   clientTwo = new KeyClient({ url: two.url, appId: one.appId, appKey: one.appKey });
 });
 after(async () => {
+  for (const node of [one, two]) if (node) assertNoSecretsIn(node.logs);
   await two?.close();
   await one?.close();
   await database?.drop();

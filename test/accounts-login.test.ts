@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
-import { signUp, uniqueName, type SignedUpUser } from './helpers/accounts.ts';
+import { assertNoSecretsIn, signUp, uniqueName, type SignedUpUser } from './helpers/accounts.ts';
 
 let database: TestDatabase;
 let server: TestServer;
@@ -18,6 +18,8 @@ before(async () => {
   ann = await signUp(server.client, { email: annEmail, mobilePhoneNumber: annPhone, city: 'Oslo' });
 });
 after(async () => {
+  // No password, hash or token of this file's flows reached a log line.
+  if (server) assertNoSecretsIn(server.logs);
   await server?.close();
   await database?.drop();
 });

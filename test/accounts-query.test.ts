@@ -2,7 +2,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/harness.ts';
-import { signUp, type SignedUpUser } from './helpers/accounts.ts';
+import { assertNoSecretsIn, signUp, type SignedUpUser } from './helpers/accounts.ts';
 
 let server: TestServer;
 const users: SignedUpUser[] = [];
@@ -11,6 +11,8 @@ before(async () => {
   for (let i = 0; i < 5; i++) users.push(await signUp(server.client, { username: `q_user_${i}`, rank: i, team: i % 2 ? 'odd' : 'even' }));
 });
 after(async () => {
+  // No password, hash or token of this file's flows reached a log line.
+  if (server) assertNoSecretsIn(server.logs);
   await server?.close();
 });
 

@@ -4,7 +4,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
 import { startServer, type TestServer } from './helpers/harness.ts';
-import { uniqueName } from './helpers/accounts.ts';
+import { assertNoSecretsIn, uniqueName } from './helpers/accounts.ts';
 
 let server: TestServer;
 before(async () => {
@@ -14,6 +14,8 @@ before(async () => {
   (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
 });
 after(async () => {
+  // No password, hash or token of this file's flows reached a log line.
+  if (server) assertNoSecretsIn(server.logs, ['first-password', 'second-password', 'right-password', 'query-password', 'wrong-password']);
   await AV.User.logOut();
   await server?.close();
 });

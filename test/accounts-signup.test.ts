@@ -2,13 +2,15 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/harness.ts';
-import { uniqueName } from './helpers/accounts.ts';
+import { assertNoSecretsIn, uniqueName } from './helpers/accounts.ts';
 
 let server: TestServer;
 before(async () => {
   server = await startServer();
 });
 after(async () => {
+  // No password, hash or token of this file's flows reached a log line.
+  if (server) assertNoSecretsIn(server.logs, ['secret-pw-1', 'pw-batch']);
   await server?.close();
 });
 
