@@ -331,6 +331,22 @@ export function cpuTime(pid: number): number {
   }
 }
 
+/**
+ * Waits until the servers under test are idle (each under 5% of a core over half a second), so
+ * work queued by one run (e.g. password hashes still on the thread pool after autocannon stopped)
+ * does not eat into the next one. Gives up after `maxMs`.
+ */
+export async function quiesce(pids: number[], maxMs = 30_000): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const before = pids.map(cpuTime);
+    await sleep(500);
+    const busy = pids.some((pid, i) => cpuTime(pid) - before[i] > 0.025);
+    if (!busy) return;
+    if (Date.now() > until) return log('servers still busy after waiting; going on');
+  }
+}
+
 /** Stops everything started, whatever happened, once. */
 export function cleanup(stack: Array<() => Promise<unknown> | unknown>): () => Promise<void> {
   let done = false;

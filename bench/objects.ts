@@ -27,6 +27,7 @@ import {
   machine,
   median,
   percent,
+  quiesce,
   recordSection,
   roostEnv,
   startBare,
@@ -139,7 +140,8 @@ interface Sample extends LoadResult {
   serverCpu: number;
 }
 
-async function measure(scenario: Scenario, round: number): Promise<Sample> {
+async function measure(scenario: Scenario, round: number, pids: number[]): Promise<Sample> {
+  await quiesce(pids);
   const before = cpuTime(scenario.server.pid);
   const result = await load(scenario.options);
   const used = cpuTime(scenario.server.pid) - before;
@@ -197,7 +199,8 @@ async function main(): Promise<void> {
 
     const samples = new Map<string, Sample[]>(list.map((s) => [s.name, []]));
     for (let round = 1; round <= rounds; round++) {
-      for (const scenario of list) samples.get(scenario.name)!.push(await measure(scenario, round));
+      const pids = [bare.pid, ...targets.map((t) => t.server.pid)];
+      for (const scenario of list) samples.get(scenario.name)!.push(await measure(scenario, round, pids));
     }
     await stopAll();
 

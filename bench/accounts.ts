@@ -1,0 +1,424 @@
+// Issue 3's benchmark: Roost against its peer, Parse Server, both on the local PostgreSQL, one
+// process each, in one run: sign-up, login, users/me, get-by-id, update and a master-key query at
+// concurrency 16; and the password-hash limit (argon2id checks per second with Roost's own
+// parameters, on the same cores) measured between them.
+//
+//   npm run bench:accounts                # prints the table
+//   npm run bench:accounts -- --record    # also rewrites the "accounts" section of bench/RESULTS.md
+//
+// The peer lives in bench/peer (own package.json and lockfile); this script installs it there with
+// `npm ci` when its node_modules are missing. Knobs (environment): BENCH_DURATION seconds per
+// measurement (10), BENCH_ROUNDS (2), BENCH_CONNECTIONS (16), BENCH_USERS seeded per server (200),
+// BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs Roost with --cpu-prof into bench/profiles/.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  benchDir,
+  buildRoost,
+  cleanup,
+  cpuTime,
+  createDatabase,
+  createRoostApp,
+  dropDatabase,
+  envNumber,
+  fixed,
+  freePort,
+  load,
+  log,
+  machine,
+  median,
+  percent,
+  quiesce,
+  recordSection,
+  roostDir,
+  roostEnv,
+  run,
+  startRoost,
+  startServer,
+  table,
+  warm,
+  withAdmin,
+  type LoadOptions,
+  type LoadResult,
+  type ServerProcess,
+} from './lib.ts';
+
+const connections = envNumber('BENCH_CONNECTIONS', 16);
+const durationSec = envNumber('BENCH_DURATION', 10);
+const rounds = envNumber('BENCH_ROUNDS', 2);
+const userCount = envNumber('BENCH_USERS', 200);
+const record = process.argv.includes('--record');
+const profile = process.env.BENCH_PROFILE === '1';
+const password = 'bench-password-1';
+const roostDb = 'roost_bench_accounts';
+const peerDb = 'roost_bench_parse';
+const peerDir = join(benchDir, 'peer');
+
+interface User {
+  objectId: string;
+  username: string;
+  sessionToken: string;
+}
+
+/** What differs between the two servers: paths and headers. The bodies are the same. */
+interface Flavour {
+  label: string;
+  server: ServerProcess;
+  base: string;
+  client: Record<string, string>;
+  master: Record<string, string>;
+  session: (token: string) => Record<string, string>;
+  users: User[];
+}
+
+function random(n: number): number {
+  return Math.floor(Math.random() * n);
+}
+
+function ensurePeerInstalled(): void {
+  if (existsSync(join(peerDir, 'node_modules', 'parse-server', 'package.json'))) return;
+  log('installing the peer (npm ci --prefix bench/peer)');
+  run('npm', ['ci', '--prefix', peerDir, '--no-audit', '--no-fund']);
+}
+
+async function startPeer(databaseUrl: string): Promise<{ server: ServerProcess; keys: Record<string, string> }> {
+  const port = await freePort();
+  const keys = {
+    appId: 'bench' + randomBytes(6).toString('hex'),
+    masterKey: randomBytes(16).toString('hex'),
+    restKey: randomBytes(16).toString('hex'),
+  };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URI: databaseUrl,
+    PORT: String(port),
+    PARSE_APP_ID: keys.appId,
+    PARSE_MASTER_KEY: keys.masterKey,
+    PARSE_REST_KEY: keys.restKey,
+    NODE_ENV: 'production',
+  };
+  delete env.NODE_OPTIONS;
+  const server = await startServer({
+    name: 'parse-server',
+    command: process.execPath,
+    args: [join(peerDir, 'server.js')],
+    env,
+    cwd: peerDir,
+    port,
+    healthPath: '/parse/health',
+    timeoutMs: 120_000,
+  });
+  return { server, keys };
+}
+
+async function call(
+  flavour: Flavour,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<any> {
+  const response = await fetch(flavour.server.url + flavour.base + path, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${flavour.label} ${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** Signs up `userCount` users (8 at a time) whose sessions the read and update scenarios use. */
+async function seedUsers(flavour: Flavour, tag: string): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < userCount) {
+      const i = next++;
+      const username = `seed_${tag}_${i}`;
+      const created = await call(flavour, 'POST', '/users', flavour.client, { username, password, nickname: `n${i}` });
+      flavour.users.push({ objectId: created.objectId, username, sessionToken: created.sessionToken });
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+interface Scenario {
+  name: string;
+  options: (flavour: Flavour, round: number) => LoadOptions;
+}
+
+const runTag = randomBytes(3).toString('hex');
+
+const scenarioList: Scenario[] = [
+  {
+    name: 'sign-up',
+    options: (f, round) => ({
+      url: f.server.url,
+      method: 'POST',
+      connections,
+      durationSec,
+      headers: f.client,
+      next: (i) => ({ path: `${f.base}/users`, body: { username: `u_${runTag}_${round}_${i}`, password } }),
+    }),
+  },
+  {
+    name: 'login',
+    options: (f) => ({
+      url: f.server.url,
+      method: 'POST',
+      connections,
+      durationSec,
+      headers: f.client,
+      next: () => ({ path: `${f.base}/login`, body: { username: f.users[random(f.users.length)].username, password } }),
+    }),
+  },
+  {
+    name: 'users/me',
+    options: (f) => ({
+      url: f.server.url,
+      connections,
+      durationSec,
+      headers: f.client,
+      next: () => ({ path: `${f.base}/users/me`, headers: f.session(f.users[random(f.users.length)].sessionToken) }),
+    }),
+  },
+  {
+    name: 'get-by-id (own session)',
+    options: (f) => ({
+      url: f.server.url,
+      connections,
+      durationSec,
+      headers: f.client,
+      next: () => {
+        const user = f.users[random(f.users.length)];
+        return { path: `${f.base}/users/${user.objectId}`, headers: f.session(user.sessionToken) };
+      },
+    }),
+  },
+  {
+    name: 'update (own session)',
+    options: (f) => ({
+      url: f.server.url,
+      method: 'PUT',
+      connections,
+      durationSec,
+      headers: f.client,
+      next: (i) => {
+        const user = f.users[random(f.users.length)];
+        return {
+          path: `${f.base}/users/${user.objectId}`,
+          headers: f.session(user.sessionToken),
+          body: { nickname: `n${i}`, score: i },
+        };
+      },
+    }),
+  },
+  {
+    name: 'master query (username =)',
+    options: (f) => ({
+      url: f.server.url,
+      connections,
+      durationSec,
+      headers: f.master,
+      next: () => ({
+        path: `${f.base}/users?where=${encodeURIComponent(JSON.stringify({ username: f.users[random(f.users.length)].username }))}`,
+      }),
+    }),
+  },
+];
+
+interface Sample extends LoadResult {
+  serverCpu: number;
+}
+
+async function measure(flavour: Flavour, scenario: Scenario, round: number, all: Flavour[]): Promise<Sample> {
+  await quiesce(all.map((f) => f.server.pid));
+  const before = cpuTime(flavour.server.pid);
+  const result = await load(scenario.options(flavour, round));
+  const sample = { ...result, serverCpu: (cpuTime(flavour.server.pid) - before) / result.durationSec };
+  log(
+    `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)}` +
+      (sample.non2xx || sample.errors ? `, non-2xx ${sample.non2xx}, errors ${sample.errors} ${JSON.stringify(sample.statuses)}` : ''),
+  );
+  return sample;
+}
+
+interface HashLimit {
+  rate: number;
+  params: Record<string, number>;
+  threads: number;
+  cpu: number;
+}
+
+function measureHashLimit(): HashLimit {
+  const out = run(process.execPath, [join(benchDir, 'hash-limit.js'), roostDir, String(connections), String(durationSec)]);
+  const result = JSON.parse(out) as HashLimit;
+  log(`hash limit: ${fixed(result.rate, 1)} argon2id checks/s (CPU ${result.cpu.toFixed(2)}) with ${JSON.stringify(result.params)}`);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const stack: Array<() => unknown> = [];
+  const stopAll = cleanup(stack);
+  process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  try {
+    buildRoost();
+    ensurePeerInstalled();
+
+    const roostUrl = await createDatabase(roostDb);
+    stack.push(() => dropDatabase(roostDb));
+    const peerUrl = await createDatabase(peerDb);
+    stack.push(() => dropDatabase(peerDb));
+
+    const store = { databaseUrl: roostUrl };
+    const keys = createRoostApp(roostEnv(store));
+    const nodeArgs: string[] = [];
+    if (profile) {
+      const dir = join(benchDir, 'profiles');
+      mkdirSync(dir, { recursive: true });
+      nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `accounts-roost-${Date.now()}.cpuprofile`);
+    }
+    const roostServer = await startRoost('roost PostgreSQL', store, nodeArgs);
+    stack.push(() => roostServer.stop());
+    const peer = await startPeer(peerUrl);
+    stack.push(() => peer.server.stop());
+    log(`Roost pid ${roostServer.pid} at ${roostServer.url}; Parse Server pid ${peer.server.pid} at ${peer.server.url}`);
+
+    const roost: Flavour = {
+      label: 'Roost',
+      server: roostServer,
+      base: '/1.1',
+      client: { 'x-lc-id': keys.appId, 'x-lc-key': keys.appKey },
+      master: { 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` },
+      session: (token) => ({ 'x-lc-session': token }),
+      users: [],
+    };
+    const parse: Flavour = {
+      label: 'Parse Server',
+      server: peer.server,
+      base: '/parse',
+      client: { 'x-parse-application-id': peer.keys.appId, 'x-parse-rest-api-key': peer.keys.restKey },
+      master: { 'x-parse-application-id': peer.keys.appId, 'x-parse-master-key': peer.keys.masterKey },
+      session: (token) => ({ 'x-parse-session-token': token }),
+      users: [],
+    };
+    const flavours = [roost, parse];
+
+    log(`seeding ${userCount} users on each`);
+    for (const flavour of flavours) await seedUsers(flavour, flavour === roost ? 'r' : 'p');
+
+    log(`warming up (2 s per scenario and server), then ${rounds} rounds × ${scenarioList.length} scenarios × 2 servers × ${durationSec} s at ${connections} connections`);
+    for (const scenario of scenarioList) {
+      for (const flavour of flavours) await warm(scenario.options(flavour, 0), 2);
+    }
+
+    const samples = new Map<string, Sample[]>();
+    const hashLimits: HashLimit[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      await quiesce(flavours.map((f) => f.server.pid));
+      hashLimits.push(measureHashLimit());
+      for (const scenario of scenarioList) {
+        // Alternate which server goes first, so neither always runs on the warmer machine.
+        const order = round % 2 ? flavours : [...flavours].reverse();
+        for (const flavour of order) {
+          const key = `${flavour.label}/${scenario.name}`;
+          if (!samples.has(key)) samples.set(key, []);
+          samples.get(key)!.push(await measure(flavour, scenario, round, flavours));
+        }
+      }
+    }
+    await stopAll();
+
+    const hashRate = median(hashLimits.map((h) => h.rate));
+    const rows = scenarioList.map((scenario) => {
+      const r = samples.get(`Roost/${scenario.name}`)!;
+      const p = samples.get(`Parse Server/${scenario.name}`)!;
+      const ratios = r.map((run, i) => run.rps / p[i].rps);
+      return {
+        name: scenario.name,
+        roost: median(r.map((run) => run.rps)),
+        parse: median(p.map((run) => run.rps)),
+        ratio: median(ratios),
+        roostP99: median(r.map((run) => run.p99)),
+        parseP99: median(p.map((run) => run.p99)),
+        roostCpu: median(r.map((run) => run.serverCpu)),
+        parseCpu: median(p.map((run) => run.serverCpu)),
+        bad: `${r.reduce((s, run) => s + run.non2xx + run.errors, 0)} / ${p.reduce((s, run) => s + run.non2xx + run.errors, 0)}`,
+        roostRuns: r,
+      };
+    });
+    const headers = [
+      'scenario',
+      'Roost req/s',
+      'Parse req/s',
+      'Roost ÷ Parse',
+      'p99 ms Roost / Parse',
+      'CPU Roost / Parse',
+      'non-2xx Roost / Parse',
+    ];
+    const body = rows.map((row) => [
+      row.name,
+      fixed(row.roost, 1),
+      fixed(row.parse, 1),
+      `${row.ratio.toFixed(2)}×`,
+      `${fixed(row.roostP99)} / ${fixed(row.parseP99)}`,
+      `${row.roostCpu.toFixed(2)} / ${row.parseCpu.toFixed(2)}`,
+      row.bad,
+    ]);
+    const me = rows.find((row) => row.name === 'users/me')!;
+    const login = rows.find((row) => row.name === 'login')!;
+    // Each round's login against the hash limit measured in that round.
+    const loginShare = median(login.roostRuns.map((run, i) => run.rps / hashLimits[i].rate));
+    const meOk = me.ratio >= 5;
+    const loginOk = loginShare >= 0.9;
+    const params = hashLimits[0].params;
+    const verdict = [
+      `- users/me: Roost ${me.ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 5×): ${meOk ? 'met' : 'MISSED'}`,
+      `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginOk ? 'met' : 'MISSED'} — ${fixed(login.roost, 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, ${connections} at a time)`,
+    ].join('\n');
+    const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const settings = `${connections} connections, ${rounds} rounds × ${durationSec} s per scenario and server (after 2 s warm-up), ${userCount} seeded users per server; Parse Server ${peerVersion()} (bcrypt cost 10 via @node-rs/bcrypt) and Roost both on PostgreSQL ${await pgVersion()}`;
+    process.stdout.write(`\n${table(headers, body)}\n\n${verdict}\n\n${settings}\nmachine: ${machine()}\n`);
+
+    if (record) {
+      recordSection(
+        'accounts',
+        `## Accounts (issue 3): Roost against Parse Server, and the password-hash limit
+
+Run ${when} on ${machine()}.
+${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process in every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, ${connections} at a time), and login is read against the limit of the same round. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
+
+${table(headers, body)}
+
+${verdict}
+
+Reproduce: \`npm install && npm run bench:accounts\` (installs bench/peer with \`npm ci\` on first use; needs PostgreSQL on 127.0.0.1:5432, user postgres, trust, or \`BENCH_PG_URL\`). \`-- --record\` rewrites this section.`,
+      );
+    }
+    if (!meOk || !loginOk) process.exitCode = 1;
+  } finally {
+    await stopAll();
+  }
+}
+
+function peerVersion(): string {
+  try {
+    return run(process.execPath, ['-p', "require('./node_modules/parse-server/package.json').version"], { cwd: peerDir }).trim();
+  } catch {
+    return '?';
+  }
+}
+
+async function pgVersion(): Promise<string> {
+  try {
+    return await withAdmin(async (client) => {
+      const { rows } = await client.query('SHOW server_version');
+      return String(rows[0].server_version).split(' ')[0];
+    });
+  } catch {
+    return '?';
+  }
+}
+
+await main();
