@@ -83,6 +83,17 @@ test('7 failures spread over two servers lock the account; 219 with the right pa
   assert.equal(again.body.code, 210, again.text);
 });
 
+test('failures arriving at once on both servers are all counted', async () => {
+  const user = await signUp(clientOne);
+  const attempts = await Promise.all(
+    Array.from({ length: 7 }, (_, i) => login(i % 2 ? clientTwo : clientOne, user, `burst-${i}`)),
+  );
+  for (const response of attempts) assert.equal(response.body.code, 210, response.text);
+  for (const client of [clientOne, clientTwo]) assert.equal((await login(client, user, user.password)).body.code, 219);
+  advance(15 * minute);
+  assert.equal((await login(clientTwo, user, user.password)).status, 200);
+});
+
 test('six failures do not lock; the seventh within 15 minutes does', async () => {
   const user = await signUp(clientOne);
   for (let i = 0; i < 6; i++) assert.equal((await login(clientOne, user, `w${i}`)).body.code, 210);
