@@ -22,6 +22,12 @@ import type { VendorDispatch } from './push/vendor-dispatch.ts';
 import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerPushChannel } from './http/routes/push-channel.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
+import { MailLinks } from './accounts/mail-links.ts';
+import { EmailVerification } from './accounts/email-verification.ts';
+import { PasswordReset } from './accounts/password-reset.ts';
+import { Lockout } from './accounts/lockout.ts';
+import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -30,6 +36,8 @@ export interface ServerDeps {
   logger: Logger;
   /** The phone-maker senders (src/push/vendors); without it maker-routed devices are recorded as failed. */
   vendorDispatch?: VendorDispatch;
+  /** Where mail goes; by default SMTP (SMTP_URL) or the outbox folder (OUTBOX_DIR). */
+  mailer?: Mailer;
 }
 
 export interface Services {
@@ -83,7 +91,26 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
   const objects = new ObjectService({ store, clock });
-  const accounts = new AccountService({ store, clock, secret: config.secret });
+  const mailer =
+    deps.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: config.outboxDir, logger: deps.logger });
+  deps.logger.info({ mail: mailer.destination }, config.smtpUrl ? 'mail goes out over SMTP' : 'SMTP_URL is not set: mails are written to the outbox folder');
+  const links = new MailLinks({
+    tokens: store.mailTokens,
+    clock,
+    secret: config.secret,
+    mailer,
+    publicUrl: () => config.publicUrl,
+    logger: deps.logger,
+  });
+  const verification = new EmailVerification({ store, clock, links, logger: deps.logger });
+  const accounts = new AccountService({ store, clock, secret: config.secret, onEmailToVerify: verification.emailToVerify });
+  const reset = new PasswordReset({
+    store,
+    links,
+    accounts,
+    lockout: new Lockout({ store: store.accounts, clock }),
+    logger: deps.logger,
+  });
   const resolveSession: SessionResolver = accounts.resolveSession;
   const push = new PushService({
     store,
@@ -121,11 +148,14 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
     registerUserRoutes(api, { accounts });
+    registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);
   });
 
+  await registerEmailPages(app, { verification, reset, registry });
   registerPushChannel(app, { hub: push.hub });
   app.addHook('onClose', async () => push.close());
+  app.addHook('onClose', async () => mailer.close());
 
   return { app, services: { registry, objects, accounts, push } };
 }

@@ -12,6 +12,9 @@ import type { UserRecord } from '../storage/account-store.ts';
 import { Lockout } from './lockout.ts';
 import { PasswordHasher } from './passwords.ts';
 import { SessionTokens } from './sessions.ts';
+import { SmsAccounts } from './sms.ts';
+import { ThirdPartyAccounts } from './third-party.ts';
+import { withAuthData } from './auth-data.ts';
 import {
   checkNewPassword,
   checkUserData,
@@ -29,6 +32,9 @@ export interface AccountCaller extends Caller {
   sessionToken: string | null;
 }
 
+/** Told when a user's address needs confirming; sends the verification mail without delaying the request. */
+export type EmailToVerify = (app: AppRecord, user: StoredObject) => void;
+
 /** A user together with the session token a login-type response carries. */
 export interface SignedIn {
   user: StoredObject;
@@ -36,6 +42,9 @@ export interface SignedIn {
 }
 
 const userClass = '_User';
+/** Bounds of the hook-to-handler hand-over of resolved users (see `resolved`). */
+const maxResolved = 10_000;
+const maxResolvedAgeMs = 1_000;
 
 /**
  * Registration, login, sessions, lockout, password change and the `_User` reads and writes,
@@ -47,19 +56,50 @@ export class AccountService {
   private readonly passwords: PasswordHasher;
   private readonly sessions: SessionTokens;
   private readonly lockout: Lockout;
+  /** Third-party sign-in, link and unlink (src/accounts/third-party.ts). */
+  readonly thirdParty: ThirdPartyAccounts;
+  /** Phone numbers and SMS codes (src/accounts/sms.ts). */
+  readonly sms: SmsAccounts;
+  private readonly onEmailToVerify: EmailToVerify | undefined;
 
-  constructor(options: { store: Store; clock: Clock; secret: string; passwords?: PasswordHasher }) {
+  constructor(options: {
+    store: Store;
+    clock: Clock;
+    secret: string;
+    passwords?: PasswordHasher;
+    /** Where SMS messages are written when an app has no webhook (SMS_OUTBOX_DIR). */
+    smsOutboxDir?: string;
+    /** For provider token checks and SMS webhooks. */
+    fetch?: typeof fetch;
+    /** Mails the verification link (src/accounts/email-verification.ts). */
+    onEmailToVerify?: EmailToVerify;
+  }) {
+    this.onEmailToVerify = options.onEmailToVerify;
     this.store = options.store;
     this.clock = options.clock;
     this.passwords = options.passwords ?? new PasswordHasher();
     this.sessions = new SessionTokens({ secret: options.secret });
     this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
+    const parts = { store: options.store, clock: options.clock, sessions: this.sessions, passwords: this.passwords, fetch: options.fetch };
+    this.thirdParty = new ThirdPartyAccounts(parts);
+    this.sms = new SmsAccounts({ ...parts, secret: options.secret, outboxDir: options.smsOutboxDir ?? 'data/sms-outbox' });
   }
+
+  /**
+   * Users the request hook just resolved, by app and token, so users/me can answer from the
+   * hook's own lookup instead of a second query. Each request's hook overwrites its entry
+   * before the handler runs, so an entry is never older than the request reading it.
+   */
+  private readonly resolved = new Map<string, { user: StoredObject; at: number }>();
 
   /** The user a token belongs to, or null for an unknown or replaced token. */
   resolveSession = async (appId: string, token: string): Promise<string | null> => {
     if (!this.sessions.plausible(token)) return null;
-    return this.store.accounts.userIdBySession(appId, this.sessions.digest(token));
+    const user = await this.store.accounts.userBySession(appId, this.sessions.digest(token));
+    if (!user) return null;
+    if (this.resolved.size >= maxResolved) this.resolved.clear();
+    this.resolved.set(`${appId}\0${token}`, { user, at: performance.now() });
+    return user.objectId;
   };
 
   async signup(caller: AccountCaller, body: unknown): Promise<SignedIn> {
@@ -86,11 +126,15 @@ export class AccountService {
       const outcome = await this.store.accounts.insertUser(caller.appId, user, { passwordHash, session: session.seal });
       // A random id colliding is astronomically rare; one retry covers it.
       if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
-      return { user: settle(outcome, user), sessionToken: session.token };
+      const created = settle(outcome, user);
+      this.emailToVerify(caller.app, settings, created);
+      return { user: created, sessionToken: session.token };
     }
   }
 
   async login(caller: AccountCaller, body: unknown): Promise<SignedIn> {
+    // mobilePhoneNumber with an SMS code instead of a password (src/accounts/sms.ts).
+    if (isObject(body) && body.smsCode !== undefined && body.password === undefined) return this.sms.logIn(caller, body);
     const { field, value, password } = parseLoginBody(body);
     const record = await this.store.accounts.findUser(caller.appId, { field, value });
     if (!record) {
@@ -118,7 +162,14 @@ export class AccountService {
   /** users/me: the token's user, with that token; 211 when it is missing, unknown or replaced. */
   async me(caller: AccountCaller): Promise<SignedIn> {
     const token = caller.sessionToken;
-    if (!token || !this.sessions.plausible(token)) fail('userNotFound');
+    // The request hook already looked the token up: no user there means unknown or replaced.
+    if (!token || caller.userId === null) fail('userNotFound');
+    const key = `${caller.appId}\0${token}`;
+    const hit = this.resolved.get(key);
+    this.resolved.delete(key);
+    if (hit && hit.user.objectId === caller.userId && performance.now() - hit.at < maxResolvedAgeMs) {
+      return { user: hit.user, sessionToken: token };
+    }
     const user = await this.store.accounts.userBySession(caller.appId, this.sessions.digest(token));
     if (!user) fail('userNotFound');
     return { user, sessionToken: token };
@@ -145,13 +196,17 @@ export class AccountService {
   /** Own session or master only, whatever the ACL says; identity fields stay unique by index. */
   async update(caller: AccountCaller, userId: string, body: unknown, condition?: Where): Promise<StoredObject> {
     this.requireSelf(caller, userId);
-    const write = parseUpdateBody(body, caller.master);
+    // authData links and unlinks, and a first password, are split off and checked first (src/accounts/third-party.ts).
+    const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
+    const write = parseUpdateBody(plan.rest, caller.master);
     const settings = mergeSettings(caller.app.settings);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
+    let emailChanged = false;
     const outcome = await this.store.updateObject(
       ref,
       (current) => {
-        const data = applyOperations(current.data, write.operations);
+        const applied = applyOperations(current.data, write.operations);
+        const data = plan.change && !(applied instanceof ApiError) ? withAuthData(applied, plan.change) : applied;
         if (data instanceof ApiError) return data;
         try {
           checkUserData(data);
@@ -159,6 +214,7 @@ export class AccountService {
           if (error instanceof ApiError) return error;
           throw error;
         }
+        emailChanged = data.email !== current.data.email;
         if (data.email !== current.data.email && data.emailVerified === current.data.emailVerified) {
           data.emailVerified = this.emailVerifiedAfterChange(data, current.data, settings);
         }
@@ -172,7 +228,10 @@ export class AccountService {
       condition,
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
-    return settle(outcome, ref);
+    if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });
+    const updated = settle(outcome, ref);
+    if (emailChanged) this.emailToVerify(caller.app, settings, updated);
+    return updated;
   }
 
   /** Own session or master only; deleting an absent user succeeds, as for other objects. */
@@ -262,6 +321,12 @@ export class AccountService {
   private checkQueryPermission(caller: AccountCaller): void {
     if (caller.master || mergeSettings(caller.app.settings).userQueryPermission) return;
     fail('forbidden', 'Querying users needs the master key unless the userQueryPermission setting is on.');
+  }
+
+  /** SPEC §3.1: an address set while verification is on starts unconfirmed, and the link is mailed. */
+  private emailToVerify(app: AppRecord, settings: AppSettings, user: StoredObject): void {
+    if (!settings.verifyEmailOnSignup || typeof user.data.email !== 'string' || user.data.emailVerified !== false) return;
+    this.onEmailToVerify?.(app, user);
   }
 
   private emailVerifiedAfterChange(data: JsonObject, previous: JsonObject, settings: AppSettings): boolean | null {

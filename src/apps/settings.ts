@@ -1,4 +1,5 @@
 import { ApiError, fail } from '../lib/errors.ts';
+import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
 
 /** Credentials of one phone maker's push service, as entered by the developer. */
 export type VendorCredentials = Record<string, string>;
@@ -15,6 +16,16 @@ export interface AppSettings {
   mixedPush: boolean;
   androidIntentHostname: string | null;
   vendors: VendorSettings;
+  /**
+   * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
+   * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
+   */
+  verifyEmailSubject: string | null;
+  verifyEmailText: string | null;
+  verifyEmailHtml: string | null;
+  passwordResetSubject: string | null;
+  passwordResetText: string | null;
+  passwordResetHtml: string | null;
 }
 
 export const defaultSettings: AppSettings = {
@@ -27,6 +38,22 @@ export const defaultSettings: AppSettings = {
   mixedPush: false,
   androidIntentHostname: null,
   vendors: {},
+  verifyEmailSubject: null,
+  verifyEmailText: null,
+  verifyEmailHtml: null,
+  passwordResetSubject: null,
+  passwordResetText: null,
+  passwordResetHtml: null,
+};
+
+/** Settings key → the part of a mail template it sets. */
+const templateKeys: Record<string, TemplatePart> = {
+  verifyEmailSubject: 'subject',
+  verifyEmailText: 'text',
+  verifyEmailHtml: 'html',
+  passwordResetSubject: 'subject',
+  passwordResetText: 'text',
+  passwordResetHtml: 'html',
 };
 
 const booleanKeys = [
@@ -109,6 +136,11 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.androidIntentHostname = value as string | null;
     } else if (key === 'vendors') {
       next.vendors = validateVendors(value, current.vendors);
+    } else if (key in templateKeys) {
+      if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
+      const problem = value === null ? null : templatePartProblem(templateKeys[key], value);
+      if (problem) invalid(`${key} ${problem}.`);
+      (next as unknown as Record<string, string | null>)[key] = value;
     } else {
       fail('invalidKeyName', `Unknown setting "${key}".`);
     }

@@ -35,7 +35,6 @@ export interface AccountStore {
   /** Inserts a `_User` object with its password hash and first session; uniqueness by index. */
   insertUser(appId: string, user: StoredObject, secrets: { passwordHash: string; session: SessionSeal }): Promise<WriteOutcome>;
   findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null>;
-  userIdBySession(appId: string, digest: string): Promise<string | null>;
   userBySession(appId: string, digest: string): Promise<StoredObject | null>;
   /** Replaces the user's session (the old token stops working at once); false if the user is gone. */
   setSession(appId: string, userId: string, session: SessionSeal): Promise<boolean>;

@@ -3,6 +3,7 @@ import type { AppSettings } from '../apps/settings.ts';
 import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
+import type { MailTokenStore } from './mail-token-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -20,6 +21,8 @@ export interface Store {
   readonly accounts: AccountStore;
   /** Push records, fan-out jobs and device mailboxes (src/storage/push-store.ts). */
   readonly push: PushStore;
+  /** Tokens of mailed links: email verification, password reset (src/storage/mail-token-store.ts). */
+  readonly mailTokens: MailTokenStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -92,6 +92,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;
+  // Links in mails point at this server unless a test names another address.
+  if (!options.env?.PUBLIC_URL) config.publicUrl = url;
   return {
     url,
     ...keys,

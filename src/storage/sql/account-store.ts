@@ -80,12 +80,6 @@ export class SqlAccountStore implements AccountStore {
     return row ? { user: this.toUser(row), passwordHash: row.password_hash, sessionCipher: row.session_cipher } : null;
   }
 
-  async userIdBySession(appId: string, digest: string): Promise<string | null> {
-    const { rows } = await sql<{ id: string }>`SELECT id FROM objects
-      WHERE app_id = ${appId} AND session_digest = ${digest} AND class_name = '_User'`.execute(this.db);
-    return rows[0]?.id ?? null;
-  }
-
   async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
     const { rows } = await sql<UserRow>`SELECT id, created_at, updated_at, data, acl, NULL AS password_hash,
         NULL AS session_cipher

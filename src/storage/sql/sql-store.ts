@@ -19,6 +19,7 @@ import { migrate } from './migrations.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
+import { SqlMailTokenStore } from './mail-token-store.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -62,6 +63,7 @@ export class SqlStore implements Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly accounts: SqlAccountStore;
   readonly push: SqlPushStore;
+  readonly mailTokens: SqlMailTokenStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -71,6 +73,7 @@ export class SqlStore implements Store {
     this.kind = options.dialect.kind;
     this.accounts = new SqlAccountStore(options);
     this.push = new SqlPushStore(options);
+    this.mailTokens = new SqlMailTokenStore(options);
   }
 
   async migrate(): Promise<void> {

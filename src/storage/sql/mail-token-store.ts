@@ -1,0 +1,80 @@
+import { sql, type Kysely } from 'kysely';
+import type { MailTokenInfo, MailTokenKind, MailTokenRow, MailTokenStore } from '../mail-token-store.ts';
+
+interface TokenRow {
+  app_id: string;
+  user_id: string;
+  email: string;
+  expires_at: number | string;
+  used_at: number | string | null;
+}
+
+function toInfo(row: TokenRow): MailTokenInfo {
+  return {
+    appId: row.app_id,
+    userId: row.user_id,
+    email: row.email,
+    expiresAt: Number(row.expires_at),
+    usedAt: row.used_at === null ? null : Number(row.used_at),
+  };
+}
+
+/** MailTokenStore on SQL (table mail_tokens); the same statements serve SQLite and PostgreSQL. */
+export class SqlMailTokenStore implements MailTokenStore {
+  private readonly db: Kysely<any>;
+
+  constructor(options: { db: Kysely<any> }) {
+    this.db = options.db;
+  }
+
+  async insert(token: MailTokenRow, forgetBefore: number): Promise<void> {
+    await sql`DELETE FROM mail_tokens WHERE app_id = ${token.appId} AND user_id = ${token.userId}
+      AND kind = ${token.kind} AND expires_at < ${forgetBefore}`.execute(this.db);
+    await sql`INSERT INTO mail_tokens (digest, kind, app_id, user_id, email, created_at, expires_at, used_at)
+      VALUES (${token.digest}, ${token.kind}, ${token.appId}, ${token.userId}, ${token.email},
+        ${token.createdAt}, ${token.expiresAt}, NULL)`.execute(this.db);
+  }
+
+  async consume(kind: MailTokenKind, digest: string, now: number): Promise<MailTokenInfo | null> {
+    const { rows } = await sql<TokenRow>`UPDATE mail_tokens SET used_at = ${now}
+      WHERE digest = ${digest} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
+      RETURNING app_id, user_id, email, expires_at, used_at`.execute(this.db);
+    return rows[0] ? toInfo(rows[0]) : null;
+  }
+
+  async find(kind: MailTokenKind, digest: string): Promise<MailTokenInfo | null> {
+    const { rows } = await sql<TokenRow>`SELECT app_id, user_id, email, expires_at, used_at FROM mail_tokens
+      WHERE digest = ${digest} AND kind = ${kind}`.execute(this.db);
+    return rows[0] ? toInfo(rows[0]) : null;
+  }
+
+  async revokeAll(kind: MailTokenKind, appId: string, userId: string, now: number): Promise<void> {
+    await sql`UPDATE mail_tokens SET used_at = ${now}
+      WHERE app_id = ${appId} AND user_id = ${userId} AND kind = ${kind} AND used_at IS NULL`.execute(this.db);
+  }
+
+  async countSince(kind: MailTokenKind, appId: string, userId: string, since: number): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM mail_tokens
+      WHERE app_id = ${appId} AND user_id = ${userId} AND kind = ${kind} AND created_at >= ${since}`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
+}
+
+/** The table of mailed links (see src/storage/sql/migrations.ts). */
+export const mailTokenMigration = {
+  name: '0006_mail_tokens',
+  statements: {
+    sqlite: [
+      `CREATE TABLE mail_tokens (digest TEXT PRIMARY KEY, kind TEXT NOT NULL, app_id TEXT NOT NULL,
+         user_id TEXT NOT NULL, email TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+         used_at INTEGER)`,
+      `CREATE INDEX mail_tokens_user_idx ON mail_tokens (app_id, user_id, kind, created_at)`,
+    ],
+    postgres: [
+      `CREATE TABLE mail_tokens (digest TEXT PRIMARY KEY, kind TEXT NOT NULL, app_id TEXT NOT NULL,
+         user_id TEXT NOT NULL, email TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
+         used_at BIGINT)`,
+      `CREATE INDEX mail_tokens_user_idx ON mail_tokens (app_id, user_id, kind, created_at)`,
+    ],
+  },
+};
