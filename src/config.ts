@@ -10,6 +10,8 @@ export interface Config {
   smtpUrl: string | null;
   mailFrom: string;
   outboxDir: string;
+  /** Where SMS codes are written for apps without an SMS webhook. */
+  smsOutboxDir: string;
   publicUrl: string;
   /** Keys token digests and encrypted copies; must be the same on every node. */
   secret: string;
@@ -61,6 +63,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: text(env, 'SMTP_URL'),
     mailFrom: text(env, 'MAIL_FROM') ?? 'Roost <no-reply@localhost>',
     outboxDir: text(env, 'OUTBOX_DIR') ?? join(dataDir, 'outbox'),
+    smsOutboxDir: text(env, 'SMS_OUTBOX_DIR') ?? join(dataDir, 'sms-outbox'),
     publicUrl: (text(env, 'PUBLIC_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',

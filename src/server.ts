@@ -14,6 +14,7 @@ import { installErrorHandling } from './http/errors.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
 import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
+import { registerSmsRoutes } from './http/routes/sms.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
@@ -103,7 +104,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     logger: deps.logger,
   });
   const verification = new EmailVerification({ store, clock, links, logger: deps.logger });
-  const accounts = new AccountService({ store, clock, secret: config.secret, onEmailToVerify: verification.emailToVerify });
+  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify });
   const reset = new PasswordReset({
     store,
     links,
@@ -148,6 +149,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
     registerUserRoutes(api, { accounts });
+    registerSmsRoutes(api, { accounts });
     registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);
   });

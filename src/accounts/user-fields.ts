@@ -7,6 +7,8 @@ import type { Acl, JsonObject, StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { LoginField } from '../storage/account-store.ts';
 import { maxPasswordLength } from './passwords.ts';
+import { normalizePhone } from './phone.ts';
+import type { Caller } from '../objects/acl.ts';
 
 /** Keys that never leave the server in a user record, whatever is stored. */
 const secretKeys = ['password', 'sessionToken', 'salt', '_hashed_password', 'passwordHash'];
@@ -15,16 +17,21 @@ const verifiedKeys = ['emailVerified', 'mobilePhoneVerified'];
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 const loginFields: LoginField[] = ['username', 'email', 'mobilePhoneNumber'];
 
-/** A user record as any client may see it: no password, hash or token. */
-export function toUserWire(user: StoredObject, options: WireOptions = {}): JsonObject {
+/**
+ * A user record as any client may see it: no password, hash or token; authData only for the
+ * user itself and the master key (`viewer`), never to anyone else.
+ */
+export function toUserWire(user: StoredObject, options: WireOptions & { viewer?: Caller } = {}): JsonObject {
   const out = toWire(user, options);
   for (const key of secretKeys) delete out[key];
+  const viewer = options.viewer;
+  if (!viewer || (!viewer.master && viewer.userId !== user.objectId)) delete out.authData;
   return out;
 }
 
 /** The login-type shape: the whole user plus its session token. */
 export function toSessionWire(user: StoredObject, sessionToken: string): JsonObject {
-  return { ...toUserWire(user), sessionToken };
+  return { ...toUserWire(user, { viewer: { appId: '', master: false, userId: user.objectId } }), sessionToken };
 }
 
 export function updatedWire(user: StoredObject): JsonObject {
@@ -68,7 +75,10 @@ export function checkUserData(data: JsonObject): void {
     if (typeof data.email !== 'string' || !emailPattern.test(data.email)) fail('invalidEmail');
   }
   if (data.mobilePhoneNumber !== undefined && data.mobilePhoneNumber !== null) {
-    if (typeof data.mobilePhoneNumber !== 'string' || data.mobilePhoneNumber.trim() === '') fail('invalidPhone');
+    // Stored in E.164 form (a number without a country code is taken as +86), so every flow finds it.
+    const phone = normalizePhone(data.mobilePhoneNumber);
+    if (!phone) fail('invalidPhone', 'The mobile phone number is invalid: give it in E.164 form, like +8613800138000.');
+    data.mobilePhoneNumber = phone;
   }
 }
 
@@ -123,5 +133,6 @@ export function parseLoginBody(body: unknown): LoginBody {
   if (typeof body.password !== 'string' || body.password === '') fail('passwordBlank');
   // No stored password is longer; refusing early keeps huge inputs from costing hashing time.
   if (body.password.length > maxPasswordLength) fail('passwordMismatch');
-  return { field, value, password: body.password };
+  const lookup = field === 'mobilePhoneNumber' ? (normalizePhone(value) ?? value) : value;
+  return { field, value: lookup, password: body.password };
 }

@@ -1,5 +1,14 @@
 import { ApiError, fail } from '../lib/errors.ts';
 import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
+import {
+  defaultSmsSettings,
+  maskAuthProviders,
+  maskSms,
+  validateAuthProviders,
+  validateSmsSettings,
+  type AuthProviders,
+  type SmsSettings,
+} from './third-party-settings.ts';
 
 /** Credentials of one phone maker's push service, as entered by the developer. */
 export type VendorCredentials = Record<string, string>;
@@ -16,6 +25,10 @@ export interface AppSettings {
   mixedPush: boolean;
   androidIntentHostname: string | null;
   vendors: VendorSettings;
+  /** Token checks of third-party sign-in, per authData platform key (src/apps/third-party-settings.ts). */
+  authProviders: AuthProviders;
+  /** How SMS codes are delivered. */
+  sms: SmsSettings;
   /**
    * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
    * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
@@ -38,6 +51,8 @@ export const defaultSettings: AppSettings = {
   mixedPush: false,
   androidIntentHostname: null,
   vendors: {},
+  authProviders: {},
+  sms: defaultSmsSettings,
   verifyEmailSubject: null,
   verifyEmailText: null,
   verifyEmailHtml: null,
@@ -136,6 +151,10 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.androidIntentHostname = value as string | null;
     } else if (key === 'vendors') {
       next.vendors = validateVendors(value, current.vendors);
+    } else if (key === 'authProviders') {
+      next.authProviders = validateAuthProviders(value, current.authProviders);
+    } else if (key === 'sms') {
+      next.sms = validateSmsSettings(value, current.sms);
     } else if (key in templateKeys) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);
@@ -172,5 +191,5 @@ export function publicSettings(settings: AppSettings): AppSettings {
       );
     }
   }
-  return { ...settings, vendors };
+  return { ...settings, vendors, authProviders: maskAuthProviders(settings.authProviders), sms: maskSms(settings.sms) };
 }

@@ -44,6 +44,8 @@ export const catalogue = {
     status: 400,
     message: 'Too many failed login attempts. Try again later, or reset your password.',
   },
+  linkedIdMissing: { code: 250, status: 400, message: 'The third-party account id is missing from authData.' },
+  invalidLinkedSession: { code: 251, status: 400, message: 'The third-party access token is invalid.' },
   conditionFailed: { code: 305, status: 400, message: 'No effect on updating/deleting a document.' },
   unauthorized: { code: 401, status: 401, message: 'Unauthorized.' },
   forbidden: { code: 403, status: 403, message: 'Forbidden to access.' },
@@ -55,6 +57,8 @@ export const catalogue = {
   unsupportedMediaType: { code: 415, status: 415, message: 'Request bodies must be JSON (application/json).' },
   rateLimited: { code: 429, status: 429, message: 'Too many requests.' },
   unavailable: { code: 503, status: 503, message: 'The service is temporarily unavailable.' },
+  smsTooFrequent: { code: 601, status: 429, message: 'SMS codes are sent to one number at most once a minute and ten times a day.' },
+  smsSendFailed: { code: 602, status: 503, message: 'The SMS message could not be sent.' },
   invalidSmsCode: { code: 603, status: 400, message: 'Invalid SMS code.' },
   unknownKey: { code: 700, status: 400, message: 'Nonexistent query or order key.' },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;

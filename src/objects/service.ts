@@ -18,6 +18,7 @@ const takenErrors: Record<UniqueField, ErrorKind> = {
   email: 'emailTaken',
   mobilePhoneNumber: 'phoneTaken',
   installationId: 'duplicateValue',
+  authData: 'linkedElsewhere',
 };
 
 /** Splits a write body into its ACL and field operations; server-owned and "__" keys are ignored. */

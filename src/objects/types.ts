@@ -59,7 +59,7 @@ export interface FindQuery {
 }
 
 /** Fields whose uniqueness the database enforces; a race loser learns which one it lost on. */
-export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId';
+export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData';
 
 export type WriteOutcome =
   | { ok: true; object: StoredObject }

@@ -4,6 +4,8 @@ import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteO
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { MailTokenStore } from './mail-token-store.ts';
+import type { IdentityStore } from './identity-store.ts';
+import type { SmsStore } from './sms-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -23,6 +25,10 @@ export interface Store {
   readonly push: PushStore;
   /** Tokens of mailed links: email verification, password reset (src/storage/mail-token-store.ts). */
   readonly mailTokens: MailTokenStore;
+  /** Third-party identities bound to users (src/storage/identity-store.ts). */
+  readonly identities: IdentityStore;
+  /** SMS codes and per-number send counters (src/storage/sms-store.ts). */
+  readonly sms: SmsStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

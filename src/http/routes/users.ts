@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire, toUserWire, updatedWire } from '../../accounts/user-fields.ts';
+import { touchesAuthData } from '../../accounts/auth-data.ts';
+import { isObject } from '../../objects/values.ts';
 import { conditionOf, flag, listParams, queryOf, wantsObjectBack } from '../params.ts';
 import type { ClassHandlers } from './classes.ts';
 
@@ -15,6 +17,13 @@ interface UserParams {
 export function userHandlers(accounts: AccountService, locationPrefix: (request: FastifyRequest) => string) {
   return {
     async create(request: FastifyRequest, reply: FastifyReply) {
+      // authData: sign in the bound user (200) or sign a new one up (201); SPEC §4.1 row 2.
+      if (isObject(request.body) && request.body.authData !== undefined) {
+        const failOnNotExist = flag(queryOf(request), 'failOnNotExist');
+        const signedIn = await accounts.thirdParty.signIn(request.ctx, request.body, { failOnNotExist });
+        reply.status(signedIn.created ? 201 : 200).header('Location', `${locationPrefix(request)}/${signedIn.user.objectId}`);
+        return toSessionWire(signedIn.user, signedIn.sessionToken);
+      }
       const { user, sessionToken } = await accounts.signup(request.ctx, request.body);
       reply.status(201).header('Location', `${locationPrefix(request)}/${user.objectId}`);
       return toSessionWire(user, sessionToken);
@@ -23,14 +32,15 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
     async get(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const user = await accounts.get(request.ctx, objectId);
       const params = listParams(queryOf(request));
-      return toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl });
+      return toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl, viewer: request.ctx });
     },
 
     async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const query = queryOf(request);
       const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
-      if (wantsObjectBack(query)) return toUserWire(user, { returnAcl: flag(query, 'returnACL') });
-      return updatedWire(user);
+      if (wantsObjectBack(query)) return toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx });
+      // Link and unlink answer {updatedAt, objectId} (SPEC §4.1 rows 10, 11).
+      return touchesAuthData(request.body) ? { ...updatedWire(user), objectId: user.objectId } : updatedWire(user);
     },
 
     async remove(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
@@ -45,7 +55,9 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
         params.count ? accounts.count(request.ctx, params.where) : Promise.resolve(undefined),
       ]);
       const body: { results: unknown[]; count?: number } = {
-        results: results.map((user) => toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl })),
+        results: results.map((user) =>
+          toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl, viewer: request.ctx }),
+        ),
       };
       if (count !== undefined) body.count = count;
       return body;

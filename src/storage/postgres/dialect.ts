@@ -13,6 +13,7 @@ const uniqueIndexes: Record<string, UniqueField> = {
   objects_email_key: 'email',
   objects_mobile_phone_key: 'mobilePhoneNumber',
   objects_installation_id_key: 'installationId',
+  auth_identities_pkey: 'authData',
 };
 
 export const postgresDialect: SqlDialect = {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import { pushMigration } from './push-migration.ts';
+import { identityMigration } from './identity-migration.ts';
 import { mailTokenMigration } from './mail-token-store.ts';
 
 type Kind = 'sqlite' | 'postgres';
@@ -74,6 +75,7 @@ const sharedIndexes = [
 steps[1].statements.sqlite.push(...sharedIndexes);
 steps[1].statements.postgres.push(...sharedIndexes);
 steps.push(pushMigration);
+steps.push(identityMigration);
 steps.push(mailTokenMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {

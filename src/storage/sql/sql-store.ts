@@ -20,6 +20,8 @@ import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
 import { SqlMailTokenStore } from './mail-token-store.ts';
+import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
+import { SqlSmsStore } from './sms-store.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -64,6 +66,8 @@ export class SqlStore implements Store {
   readonly accounts: SqlAccountStore;
   readonly push: SqlPushStore;
   readonly mailTokens: SqlMailTokenStore;
+  readonly identities: SqlIdentityStore;
+  readonly sms: SqlSmsStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -74,6 +78,8 @@ export class SqlStore implements Store {
     this.accounts = new SqlAccountStore(options);
     this.push = new SqlPushStore(options);
     this.mailTokens = new SqlMailTokenStore(options);
+    this.identities = new SqlIdentityStore(options);
+    this.sms = new SqlSmsStore(options);
   }
 
   async migrate(): Promise<void> {
@@ -225,6 +231,10 @@ export class SqlStore implements Store {
             username = ${promoted.username}, email = ${promoted.email}, mobile_phone = ${promoted.mobile_phone},
             installation_id = ${promoted.installation_id}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
+        // A user's third-party identities follow its authData in the same transaction (unique index: 208).
+        if (ref.className === '_User' && authDataChanged(locked.row.data, next.data)) {
+          await syncIdentities(trx, ref.appId, ref.objectId, next.data);
+        }
         return { ok: true, object: next };
       });
     } catch (error) {
@@ -246,6 +256,7 @@ export class SqlStore implements Store {
       if (refusal) return { ok: false, reason: 'refused', error: refusal };
       await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
         AND id = ${ref.objectId}`.execute(trx);
+      if (ref.className === '_User') await deleteIdentities(trx, ref.appId, ref.objectId);
       return { ok: true, object: locked.row };
     });
   }

@@ -24,6 +24,7 @@ const uniqueIndexes: Record<string, UniqueField> = {
   'objects.app_id, objects.email': 'email',
   'objects.app_id, objects.mobile_phone': 'mobilePhoneNumber',
   'objects.app_id, objects.installation_id': 'installationId',
+  'auth_identities.app_id, auth_identities.platform, auth_identities.uid': 'authData',
 };
 
 export const sqliteDialect: SqlDialect = {

@@ -1,0 +1,196 @@
+import { fail } from '../lib/errors.ts';
+import type { AuthProviders, ProviderKind } from '../apps/third-party-settings.ts';
+import type { Identity } from '../storage/identity-store.ts';
+import type { Json, JsonObject } from '../objects/types.ts';
+import { checkJson, isObject } from '../objects/values.ts';
+
+/** SPEC §2.2 platform kinds: the five checkable ones, anonymous, and any other platform. */
+export type PlatformKind = ProviderKind | 'anonymous' | 'other';
+
+/** An authData entry from a request, checked for shape. */
+export interface AuthEntry {
+  key: string;
+  kind: PlatformKind;
+  value: JsonObject;
+  uid: string;
+  /** Union sign-in (chat B, micro-blog, social A): the derived entry's name and the union id. */
+  union: { name: string; unionid: string; main: boolean } | null;
+}
+
+type FieldRule = 'string' | 'stringOrNumber' | { equals: string };
+
+interface Shape {
+  /** The field that names the account on the platform (its identity). */
+  id: string;
+  required: string[];
+  fields: Record<string, FieldRule>;
+  union: boolean;
+}
+
+const shapes: Record<PlatformKind, Shape> = {
+  weibo: { id: 'uid', required: ['access_token'], fields: { access_token: 'string', expiration_in: 'stringOrNumber' }, union: true },
+  qq: { id: 'openid', required: ['access_token'], fields: { access_token: 'string', expires_in: 'stringOrNumber' }, union: true },
+  weixin: {
+    id: 'openid',
+    required: ['access_token'],
+    fields: { access_token: 'string', expires_in: 'stringOrNumber', refresh_token: 'string', scope: 'string' },
+    union: true,
+  },
+  apple: { id: 'uid', required: ['identity_token'], fields: { identity_token: 'string', code: 'string' }, union: false },
+  taptap: {
+    id: 'openid',
+    required: ['kid', 'access_token', 'mac_key'],
+    fields: {
+      kid: 'string',
+      access_token: 'string',
+      token_type: { equals: 'mac' },
+      mac_key: 'string',
+      mac_algorithm: { equals: 'hmac-sha-1' },
+      name: 'string',
+      avatar: 'string',
+      unionid: 'string',
+    },
+    union: false,
+  },
+  anonymous: { id: 'id', required: [], fields: {}, union: false },
+  other: { id: 'uid', required: [], fields: { access_token: 'string' }, union: false },
+};
+
+const platformKeyPattern = /^[A-Za-z0-9][A-Za-z0-9_]{0,63}$/;
+const unionPlatformPattern = /^[A-Za-z0-9][A-Za-z0-9_]{0,63}$/;
+const lowercaseUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const derivedKey = /^_(.+)_unionid$/;
+
+/**
+ * The kind of a platform key: as configured in authProviders.<key>.kind, else by the usual keys
+ * (weibo, qq, weixin / wx…, lc_apple, taptap, anonymous; a known name followed by "_…" too,
+ * such as weixin_app2), else "any other platform".
+ */
+export function platformKind(key: string, providers: AuthProviders): PlatformKind {
+  const configured = providers[key]?.kind;
+  if (configured) return configured;
+  if (key === 'anonymous') return 'anonymous';
+  if (key === 'lc_apple' || key === 'apple') return 'apple';
+  const base = key.split('_')[0].toLowerCase();
+  if (base === 'weibo') return 'weibo';
+  if (base === 'qq' || key === 'lc_qqapp') return 'qq';
+  if (base === 'weixin' || base === 'wechat' || base === 'wx' || key === 'lc_weapp') return 'weixin';
+  if (base === 'taptap') return 'taptap';
+  return 'other';
+}
+
+function checkField(key: string, field: string, value: unknown, rule: FieldRule): void {
+  const where = `authData.${key}.${field}`;
+  if (rule === 'string' && typeof value !== 'string') fail('incorrectType', `${where} must be a string.`);
+  if (rule === 'stringOrNumber' && typeof value !== 'string' && typeof value !== 'number') {
+    fail('incorrectType', `${where} must be a string or a number.`);
+  }
+  if (typeof rule === 'object' && value !== rule.equals) fail('incorrectType', `${where} must be "${rule.equals}".`);
+}
+
+function parseUnion(key: string, value: JsonObject): AuthEntry['union'] {
+  if (value.unionid === undefined || value.unionid === null) return null;
+  if (typeof value.unionid !== 'string' || value.unionid === '') fail('incorrectType', `authData.${key}.unionid must be a non-empty string.`);
+  const platform = value.platform ?? key;
+  if (typeof platform !== 'string' || !unionPlatformPattern.test(platform)) {
+    fail('incorrectType', `authData.${key}.platform must be a name of letters, digits and underscores.`);
+  }
+  const main = value.main_account;
+  if (main !== undefined && main !== null && typeof main !== 'boolean' && main !== 'true' && main !== 'false') {
+    fail('incorrectType', `authData.${key}.main_account must be true or false.`);
+  }
+  return { name: `_${platform}_unionid`, unionid: value.unionid, main: main === true || main === 'true' };
+}
+
+/** Checks one entry against the shape of its platform kind (SPEC §2.2). */
+export function parseEntry(key: string, raw: unknown, providers: AuthProviders): AuthEntry {
+  if (!platformKeyPattern.test(key)) {
+    fail('invalidKeyName', `Invalid authData platform key '${key}': letters, digits and underscores, not starting with "_".`);
+  }
+  if (!isObject(raw)) fail('incorrectType', `authData.${key} must be an object.`);
+  const value = checkJson(raw) as JsonObject;
+  const kind = platformKind(key, providers);
+  const shape = shapes[kind];
+  const uid = value[shape.id];
+  if (uid === undefined || uid === null || uid === '') fail('linkedIdMissing', `authData.${key}.${shape.id} is missing.`);
+  if (typeof uid !== 'string' || uid.length > 256) fail('incorrectType', `authData.${key}.${shape.id} must be a string.`);
+  if (kind === 'anonymous') {
+    if (!lowercaseUuid.test(uid)) fail('incorrectType', 'authData.anonymous.id must be a random UUID in lowercase hexadecimal.');
+  }
+  for (const field of shape.required) {
+    if (value[field] === undefined || value[field] === null) fail('incorrectType', `authData.${key}.${field} is missing.`);
+  }
+  for (const [field, rule] of Object.entries(shape.fields)) {
+    if (value[field] !== undefined && value[field] !== null) checkField(key, field, value[field], rule);
+  }
+  // SPEC §2.2 rule 1: union sign-in only for the platforms that have it.
+  return { key, kind, value, uid, union: shape.union ? parseUnion(key, value) : null };
+}
+
+/** A request's authData map: a non-empty object of entries. */
+export function parseAuthData(raw: unknown, providers: AuthProviders): AuthEntry[] {
+  if (!isObject(raw)) fail('incorrectType', 'authData must be an object: { <platform>: { … } }.');
+  const entries = Object.entries(raw).map(([key, value]) => parseEntry(key, value, providers));
+  if (entries.length === 0) fail('linkedIdMissing', 'authData holds no platform entry.');
+  return entries;
+}
+
+/** The identities an entry is bound by, and those its union id may find a user by. */
+export function lookupsOf(entries: AuthEntry[]): { direct: Identity[]; union: Identity[] } {
+  return {
+    direct: entries.map((entry) => ({ platform: entry.key, uid: entry.uid })),
+    union: entries.flatMap((entry) => (entry.union ? [{ platform: entry.union.name, uid: entry.union.unionid }] : [])),
+  };
+}
+
+function unionNameOf(key: string, value: Json): { name: string; unionid: string } | null {
+  if (!isObject(value) || typeof value.unionid !== 'string') return null;
+  const platform = typeof value.platform === 'string' ? value.platform : key;
+  return { name: `_${platform}_unionid`, unionid: value.unionid };
+}
+
+export interface AuthDataChange {
+  links: AuthEntry[];
+  unlinks: string[];
+  /** Unlink every platform (authData: {"__op": "Delete"}). */
+  unlinkAll?: boolean;
+  /** The user gets a password: it stops being anonymous. */
+  becomesRegular?: boolean;
+  /** Derived union entries not to write (held by another user). */
+  skipDerived?: ReadonlySet<string>;
+}
+
+/**
+ * The user's data after a change of its authData: links replace their platform's entry; a
+ * main-account union entry adds `_<platform>_unionid: {uid}`; derived entries no remaining entry
+ * carries are dropped; linking another platform or getting a password drops `anonymous`.
+ */
+export function withAuthData(data: JsonObject, change: AuthDataChange): JsonObject {
+  const current = isObject(data.authData) && !change.unlinkAll ? (data.authData as JsonObject) : {};
+  const authData: JsonObject = structuredClone(current);
+  for (const key of change.unlinks) delete authData[key];
+  for (const entry of change.links) authData[entry.key] = entry.value;
+  for (const entry of change.links) {
+    if (entry.union?.main && !change.skipDerived?.has(entry.union.name)) authData[entry.union.name] = { uid: entry.union.unionid };
+  }
+  if (change.unlinks.length > 0) {
+    const carried = new Set<string>();
+    for (const [key, value] of Object.entries(authData)) {
+      const union = unionNameOf(key, value);
+      if (union) carried.add(`${union.name}\0${union.unionid}`);
+    }
+    for (const [key, value] of Object.entries(authData)) {
+      if (!derivedKey.test(key) || !isObject(value) || typeof value.uid !== 'string') continue;
+      if (!carried.has(`${key}\0${value.uid}`)) delete authData[key];
+    }
+  }
+  if (change.becomesRegular || change.links.some((entry) => entry.kind !== 'anonymous')) delete authData.anonymous;
+  const next: JsonObject = { ...data, authData };
+  if (Object.keys(authData).length === 0 && data.authData === undefined) delete next.authData;
+  return next;
+}
+
+/** Whether a write body touches authData (link, unlink). */
+export function touchesAuthData(body: unknown): boolean {
+  return isObject(body) && Object.keys(body).some((key) => key === 'authData' || key.startsWith('authData.'));
+}

@@ -1,0 +1,40 @@
+import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
+import { accepted, providerTimeoutMs, refused, unreachable, type TokenCheck } from './types.ts';
+
+const defaultIssuer = 'https://appleid.apple.com';
+/** One key set per URL per process; jose refetches it when a token names a key it does not hold. */
+const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
+  let set = keySets.get(url);
+  if (!set) {
+    if (keySets.size > 100) keySets.clear();
+    set = createRemoteJWKSet(new URL(url), { timeoutDuration: providerTimeoutMs });
+    keySets.set(url, set);
+  }
+  return set;
+}
+
+/**
+ * Device-maker identity service: identity_token is a JWT signed with one of the keys the provider
+ * publishes (JWKS at <baseUrl>/auth/keys); it must name the configured client id as audience,
+ * the provider as issuer, the authData uid as subject, and not be expired.
+ */
+export const checkApple: TokenCheck = async (entry, settings) => {
+  if (!settings.clientId) return refused('The identity-token check needs authProviders.<key>.clientId in the settings.');
+  const base = settings.baseUrl ?? defaultIssuer;
+  try {
+    const { payload } = await jwtVerify(String(entry.identity_token), keySet(`${base}/auth/keys`), {
+      issuer: settings.issuer ?? defaultIssuer,
+      audience: settings.clientId,
+      algorithms: ['RS256', 'ES256'],
+    });
+    if (payload.sub !== entry.uid) return refused('The identity token belongs to another account.');
+    return accepted;
+  } catch (error) {
+    if (error instanceof errors.JWKSTimeout) return unreachable('the provider did not answer in time');
+    if (error instanceof errors.JWTExpired) return refused('The identity token has expired.');
+    if (error instanceof errors.JOSEError && !(error instanceof errors.JWKSInvalid)) return refused('The identity token is invalid.');
+    return unreachable('the provider could not be reached');
+  }
+};

@@ -1,0 +1,44 @@
+import type { JsonObject, StoredObject, WriteOutcome } from '../objects/types.ts';
+import type { SessionSeal } from './account-store.ts';
+
+/** One third-party account: the authData key it is stored under and its id on that platform. */
+export interface Identity {
+  platform: string;
+  uid: string;
+}
+
+/** A third-party account together with the user it is bound to. */
+export interface BoundIdentity extends Identity {
+  userId: string;
+}
+
+/**
+ * The identities an authData map holds, one per entry: the entry's `uid`, else its `openid`
+ * (social platform A, chat platform B, game store), else its `id` (anonymous). This single rule
+ * covers every platform kind of SPEC §2.2, so the database can keep one unique index on
+ * (application, platform, uid) whatever the platform. Entries without such a string are skipped.
+ */
+export function authDataIdentities(data: JsonObject): Identity[] {
+  const authData = data.authData;
+  if (typeof authData !== 'object' || authData === null || Array.isArray(authData)) return [];
+  const out: Identity[] = [];
+  for (const [platform, entry] of Object.entries(authData)) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) continue;
+    const uid = [entry.uid, entry.openid, entry.id].find((value) => typeof value === 'string' && value !== '');
+    if (typeof uid === 'string') out.push({ platform, uid });
+  }
+  return out;
+}
+
+/**
+ * Third-party identities of users. The identity rows follow each `_User` row's authData in
+ * the same transaction (also on ordinary user updates and deletes), and a unique index on
+ * (application, platform, uid) binds a third-party account to at most one user: the loser of
+ * a race gets `{ok: false, reason: 'taken', field: 'authData'}`.
+ */
+export interface IdentityStore {
+  /** The users bound to any of these identities. */
+  findBound(appId: string, identities: Identity[]): Promise<BoundIdentity[]>;
+  /** Inserts a `_User` with the identities of its authData and its first session; no password or a hash. */
+  insertUser(appId: string, user: StoredObject, secrets: { passwordHash: string | null; session: SessionSeal }): Promise<WriteOutcome>;
+}
