@@ -12,6 +12,9 @@ import type { UserRecord } from '../storage/account-store.ts';
 import { Lockout } from './lockout.ts';
 import { PasswordHasher } from './passwords.ts';
 import { SessionTokens } from './sessions.ts';
+import { SmsAccounts } from './sms.ts';
+import { ThirdPartyAccounts } from './third-party.ts';
+import { withAuthData } from './auth-data.ts';
 import {
   checkNewPassword,
   checkUserData,
@@ -53,6 +56,10 @@ export class AccountService {
   private readonly passwords: PasswordHasher;
   private readonly sessions: SessionTokens;
   private readonly lockout: Lockout;
+  /** Third-party sign-in, link and unlink (src/accounts/third-party.ts). */
+  readonly thirdParty: ThirdPartyAccounts;
+  /** Phone numbers and SMS codes (src/accounts/sms.ts). */
+  readonly sms: SmsAccounts;
   private readonly onEmailToVerify: EmailToVerify | undefined;
 
   constructor(options: {
@@ -60,6 +67,10 @@ export class AccountService {
     clock: Clock;
     secret: string;
     passwords?: PasswordHasher;
+    /** Where SMS messages are written when an app has no webhook (SMS_OUTBOX_DIR). */
+    smsOutboxDir?: string;
+    /** For provider token checks and SMS webhooks. */
+    fetch?: typeof fetch;
     /** Mails the verification link (src/accounts/email-verification.ts). */
     onEmailToVerify?: EmailToVerify;
   }) {
@@ -69,6 +80,9 @@ export class AccountService {
     this.passwords = options.passwords ?? new PasswordHasher();
     this.sessions = new SessionTokens({ secret: options.secret });
     this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
+    const parts = { store: options.store, clock: options.clock, sessions: this.sessions, passwords: this.passwords, fetch: options.fetch };
+    this.thirdParty = new ThirdPartyAccounts(parts);
+    this.sms = new SmsAccounts({ ...parts, secret: options.secret, outboxDir: options.smsOutboxDir ?? 'data/sms-outbox' });
   }
 
   /**
@@ -119,6 +133,8 @@ export class AccountService {
   }
 
   async login(caller: AccountCaller, body: unknown): Promise<SignedIn> {
+    // mobilePhoneNumber with an SMS code instead of a password (src/accounts/sms.ts).
+    if (isObject(body) && body.smsCode !== undefined && body.password === undefined) return this.sms.logIn(caller, body);
     const { field, value, password } = parseLoginBody(body);
     const record = await this.store.accounts.findUser(caller.appId, { field, value });
     if (!record) {
@@ -180,14 +196,17 @@ export class AccountService {
   /** Own session or master only, whatever the ACL says; identity fields stay unique by index. */
   async update(caller: AccountCaller, userId: string, body: unknown, condition?: Where): Promise<StoredObject> {
     this.requireSelf(caller, userId);
-    const write = parseUpdateBody(body, caller.master);
+    // authData links and unlinks, and a first password, are split off and checked first (src/accounts/third-party.ts).
+    const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
+    const write = parseUpdateBody(plan.rest, caller.master);
     const settings = mergeSettings(caller.app.settings);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     let emailChanged = false;
     const outcome = await this.store.updateObject(
       ref,
       (current) => {
-        const data = applyOperations(current.data, write.operations);
+        const applied = applyOperations(current.data, write.operations);
+        const data = plan.change && !(applied instanceof ApiError) ? withAuthData(applied, plan.change) : applied;
         if (data instanceof ApiError) return data;
         try {
           checkUserData(data);
@@ -209,6 +228,7 @@ export class AccountService {
       condition,
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
+    if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });
     const updated = settle(outcome, ref);
     if (emailChanged) this.emailToVerify(caller.app, settings, updated);
     return updated;
