@@ -29,9 +29,9 @@ export type LinkFailed = { ok: false; reason: LinkFailure; appId: string | null;
 export type LinkOutcome<T> = ({ ok: true } & T) | LinkFailed;
 
 export const linkFailureMessages: Record<LinkFailure, string> = {
-  unknown: 'The link is invalid. Check that it was copied completely, or request a new mail.',
-  expired: 'The link has expired. Request a new mail.',
-  used: 'The link has already been used. Request a new mail if you still need one.',
+  unknown: 'The link is invalid. Check that it was copied completely.',
+  expired: 'The link has expired.',
+  used: 'The link has already been used.',
   changed: 'The email address of the account has changed since this link was sent.',
   userGone: 'The account of this link no longer exists.',
 };

@@ -99,7 +99,7 @@ export const defaultTemplates: Record<MailKind, MailTemplate> = {
     subject: 'Confirm your email address for {{appname}}',
     text: `Hello {{username}},
 
-please confirm that {{email}} is your email address for {{appname}} by opening this link:
+Please confirm that {{email}} is your email address for {{appname}} by opening this link:
 
 {{link}}
 
@@ -107,7 +107,7 @@ The link is valid for one week. If you did not use this address with {{appname}}
 `,
     html: htmlMail(
       'Confirm your email address',
-      ['Hello {{username}},', 'please confirm that <strong>{{email}}</strong> is your email address for {{appname}}.'],
+      ['Hello {{username}},', 'Please confirm that <strong>{{email}}</strong> is your email address for {{appname}}.'],
       'Confirm email address',
       'The link is valid for one week. If you did not use this address with {{appname}}, you can ignore this mail.',
     ),
@@ -116,7 +116,7 @@ The link is valid for one week. If you did not use this address with {{appname}}
     subject: 'Reset your {{appname}} password',
     text: `Hello {{username}},
 
-someone asked to reset the password of your {{appname}} account ({{email}}). To choose a new password, open this link:
+Someone asked to reset the password of your {{appname}} account ({{email}}). To choose a new password, open this link:
 
 {{link}}
 
@@ -126,7 +126,7 @@ The link works once and is valid for 24 hours. If you did not ask for this, igno
       'Reset your password',
       [
         'Hello {{username}},',
-        'someone asked to reset the password of your {{appname}} account (<strong>{{email}}</strong>). To choose a new password, use the button below.',
+        'Someone asked to reset the password of your {{appname}} account (<strong>{{email}}</strong>). To choose a new password, use the button below.',
       ],
       'Choose a new password',
       'The link works once and is valid for 24 hours. If you did not ask for this, ignore this mail: your password stays as it is.',
