@@ -42,8 +42,11 @@ export interface SignedIn {
 }
 
 const userClass = '_User';
-/** Bounds of the hook-to-handler hand-over of resolved users (see `resolved`). */
-const maxResolved = 10_000;
+/**
+ * Bounds of the hook-to-handler hand-over of resolved users (see `resolved`): entries only need
+ * to outlive one request, so a small map suffices; a miss just costs the second query.
+ */
+const maxResolved = 1_000;
 const maxResolvedAgeMs = 1_000;
 
 /**
