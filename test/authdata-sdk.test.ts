@@ -14,7 +14,7 @@ const dir = smsOutboxDir();
 before(async () => {
   server = await startServer({ env: { SMS_OUTBOX_DIR: dir } });
   AV.init({ appId: server.appId, appKey: server.appKey, serverURL: server.url });
-  AV.keepErrorRawMessage(true);
+  (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
 });
 after(async () => {
   await AV.User.logOut();

@@ -209,6 +209,26 @@ test('requestPasswordResetBySmsCode and resetPasswordBySmsCode/<code>: new passw
   assert.equal((await client.put(`/1.1/resetPasswordBySmsCode/${loginCode}`, { password: 'x-pw', mobilePhoneNumber: phone })).body.code, 603);
 });
 
+test('codes given without a number: wrong ones are counted per application, then 429', async () => {
+  const phone = uniquePhone();
+  const user = await signUp(client, { mobilePhoneNumber: phone });
+  clock.advance(15 * minute + 1); // earlier tests' wrong guesses leave the window
+  const code = await requestCode(phone, '/1.1/requestPasswordResetBySmsCode');
+  const wrong = (i: number) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0');
+  for (let i = 0; i < 30; i++) {
+    const response = await client.put(`/1.1/resetPasswordBySmsCode/${wrong(i)}`, { password: 'guess-pw' });
+    assert.equal(response.body.code, 603, response.text);
+  }
+  const limited = await client.put(`/1.1/resetPasswordBySmsCode/${code}`, { password: 'guess-pw' });
+  assert.deepEqual([limited.status, limited.body.code], [429, 429]);
+  // Naming the number still works, and the window passes.
+  const named = await client.put(`/1.1/resetPasswordBySmsCode/${code}`, { password: 'named-pw', mobilePhoneNumber: phone });
+  assert.equal(named.status, 200, named.text);
+  assert.equal((await client.post('/1.1/login', { username: user.username, password: 'named-pw' })).status, 200);
+  clock.advance(15 * minute + 1);
+  assert.equal((await client.put('/1.1/resetPasswordBySmsCode/000000', { password: 'x-pw' })).body.code, 603);
+});
+
 test('the webhook provider posts signed messages; a failing gateway is 602', async () => {
   const { createServer } = await import('node:http');
   const { createHmac } = await import('node:crypto');

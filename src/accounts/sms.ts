@@ -26,6 +26,12 @@ export const smsLimits: SmsLimits = { minIntervalMs: 60_000, maxPerWindow: 10, w
 export const smsCodeTtlMinutes = 10;
 /** Wrong guesses at one number's codes before they are dropped (above the login lock's 6). */
 export const smsMaxAttempts = 10;
+/**
+ * Codes given without a number (the SDKs' verifyMobilePhone and resetPasswordBySmsCode) match any
+ * number's live code, so wrong ones are counted per application: past this many in the window,
+ * such requests answer 429 until it passes (requests naming the number are not affected).
+ */
+export const codeOnlyGuessLimit = { max: 30, windowMs: 15 * 60 * 1000 };
 const codePattern = /^\d{6}$/;
 const purposeText: Record<SmsPurpose, string> = {
   sms: 'verification code',
@@ -236,8 +242,15 @@ export class SmsAccounts {
 
   /** The phone of a consumed code, or null for a wrong, used or expired one. */
   private async consume(appId: string, phone: string | null, purposes: string[], code: string): Promise<string | null> {
-    if (!codePattern.test(code)) return null;
-    const consumed = await this.store.sms.consume(appId, phone, purposes, this.digest(appId, code), this.clock.now(), smsMaxAttempts);
+    const now = this.clock.now();
+    const guessKey = `*code-only:${purposes.join(',')}`;
+    if (phone === null && (await this.store.sms.guesses(appId, guessKey, now, codeOnlyGuessLimit.windowMs)) >= codeOnlyGuessLimit.max) {
+      fail('rateLimited', 'Too many wrong SMS codes were given without a mobilePhoneNumber; give the number, or try again later.');
+    }
+    const consumed = codePattern.test(code)
+      ? await this.store.sms.consume(appId, phone, purposes, this.digest(appId, code), now, smsMaxAttempts)
+      : null;
+    if (!consumed && phone === null) await this.store.sms.recordGuess(appId, guessKey, now, codeOnlyGuessLimit.windowMs);
     return consumed?.phone ?? null;
   }
 

@@ -48,4 +48,11 @@ export interface SmsStore {
     now: number,
     maxAttempts: number,
   ): Promise<ConsumedCode | null>;
+  /**
+   * Records one failed guess under `key` (codes given without a number, which no per-number
+   * count covers) and returns the failures under that key within the last `windowMs`.
+   */
+  recordGuess(appId: string, key: string, now: number, windowMs: number): Promise<number>;
+  /** Failed guesses under `key` within the last `windowMs`. */
+  guesses(appId: string, key: string, now: number, windowMs: number): Promise<number>;
 }

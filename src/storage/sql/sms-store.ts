@@ -77,4 +77,17 @@ export class SqlSmsStore implements SmsStore {
     }
     return null;
   }
+
+  // Failed guesses are rows of sms_sends under a key that is never a phone number (it has no "+").
+  async recordGuess(appId: string, key: string, now: number, windowMs: number): Promise<number> {
+    await sql`INSERT INTO sms_sends (app_id, phone, sent_at) VALUES (${appId}, ${key}, ${now})`.execute(this.db);
+    await sql`DELETE FROM sms_sends WHERE app_id = ${appId} AND phone = ${key} AND sent_at <= ${now - windowMs}`.execute(this.db);
+    return this.guesses(appId, key, now, windowMs);
+  }
+
+  async guesses(appId: string, key: string, now: number, windowMs: number): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM sms_sends
+      WHERE app_id = ${appId} AND phone = ${key} AND sent_at > ${now - windowMs}`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
 }
