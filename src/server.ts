@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import secureJson from 'secure-json-parse';
@@ -88,6 +88,13 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     bodyLimit: config.bodyLimitBytes,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // The router's own refusals (a malformed URL, a path segment over 100 characters) answer {code, error}
+    // like every other error, and never echo the path: it may hold a mailed token.
+    frameworkErrors: (error, _request, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const known = new ApiError('other', tooLong ? 'A path segment is too long.' : 'Malformed URL.');
+      void (reply as FastifyReply).status(known.status).send(known.toBody());
+    },
   });
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });

@@ -130,6 +130,12 @@ describe('SPEC §3.1 rows 2 and 4: sign-up with verification on mails a link tha
       assert.equal(res.status, 400, token);
       assert.equal(res.body.code, 1);
     }
+    // Longer than the router takes: still {code, error}, and the path is not echoed.
+    const long = 'L'.repeat(200);
+    const tooLong = await follow(`${t.server.url}/1.1/verifyEmail/${long}`);
+    assert.equal(tooLong.status, 400);
+    assert.equal(tooLong.body.code, 1);
+    assert.ok(!tooLong.text.includes(long));
     const page = await follow(`${t.server.url}/1.1/verifyEmail/${'y'.repeat(32)}`, 'html');
     assert.equal(page.status, 400);
     assert.match(page.text, /This link cannot be used/);
