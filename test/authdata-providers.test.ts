@@ -107,6 +107,7 @@ test('game store: the profile call is MAC-signed with the token’s key and must
   expectRefused(await signIn({ taptap: { ...entry, mac_key: 'wrong-key' } }), 'wrong MAC key');
   expectRefused(await signIn({ taptap: { ...entry, kid: 'kid-unknown', access_token: 'kid-unknown' } }), 'unknown kid');
   expectRefused(await signIn({ taptap: { ...entry, openid: id('tap') } }), 'other openid');
+  expectRefused(await signIn({ taptap: { ...entry, kid: 'bad"\r\nX-Evil: 1' } }), 'a kid that cannot be a header value');
   assert.deepEqual(fake.violations.filter((v) => !v.includes('signature')), []);
 });
 

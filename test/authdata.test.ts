@@ -271,3 +271,40 @@ test('a username given at sign-in is used, and must be free', async () => {
   assert.equal(clash.status, 400);
   assert.equal(clash.body.code, 202);
 });
+
+test('malformed authData bodies get a clear 4xx, never a 5xx', async () => {
+  const user = await signUp(server.client);
+  const bodies: unknown[] = [
+    { authData: null },
+    { authData: [] },
+    { authData: { myplatform: null } },
+    { authData: { myplatform: [] } },
+    { authData: { myplatform: { uid: 'a\u0000b' } } },
+    { authData: { myplatform: { uid: 'x'.repeat(300) } } },
+    { authData: { 'a.b': { uid: 'x' } } },
+    { authData: { myplatform: { uid: 'x', nested: { __op: 'Delete' } } } },
+    { authData: { anonymous: { id: null } } },
+    { authData: { weixin: { openid: 'o', access_token: 't', unionid: 5 } } },
+    { authData: { myplatform: { uid: 'x' } }, username: 12 },
+    { authData: { myplatform: { uid: 'x' } }, password: '' },
+    { authData: { myplatform: { uid: 'x' } }, emailVerified: 'no', ACL: 'bad' },
+  ];
+  for (const body of bodies) {
+    const response = await server.client.post('/1.1/users', body);
+    assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(body)} → ${response.status} ${response.text}`);
+    assert.equal(typeof response.body.code, 'number');
+    assert.equal(typeof response.body.error, 'string');
+  }
+  const updates: unknown[] = [
+    { authData: 'x' },
+    { authData: { __op: 'Increment' } },
+    { 'authData.': { uid: 'x' } },
+    { 'authData.a b': { __op: 'Delete' } },
+    { 'authData.myplatform': 5 },
+    { 'authData.myplatform.uid': 'x' },
+  ];
+  for (const body of updates) {
+    const response = await user.client.put(`/1.1/users/${user.objectId}`, body);
+    assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(body)} → ${response.status} ${response.text}`);
+  }
+});

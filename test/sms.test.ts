@@ -275,3 +275,37 @@ test('no SMS code reaches a log line', async () => {
   for (const message of outbox(dir)) assert.ok(!new RegExp(`(?<!\\d)${message.code}(?!\\d)`).test(text), `code ${message.code} logged`);
   assert.ok(text.includes('<token>'), 'code paths are masked');
 });
+
+test('odd SMS requests never get a 5xx; refusals are {code, error}', async () => {
+  const routes: Array<[string, string]> = [
+    ['POST', '/1.1/requestSmsCode'],
+    ['POST', '/1.1/requestLoginSmsCode'],
+    ['POST', '/1.1/requestMobilePhoneVerify'],
+    ['POST', '/1.1/requestPasswordResetBySmsCode'],
+    ['POST', '/1.1/usersByMobilePhone'],
+    ['POST', '/1.1/login'],
+    ['POST', '/1.1/verifyMobilePhone/123456'],
+    ['POST', '/1.1/verifySmsCode/abc'],
+    ['PUT', '/1.1/resetPasswordBySmsCode/123456'],
+  ];
+  const bodies: unknown[] = [
+    [],
+    'text',
+    { mobilePhoneNumber: null },
+    { mobilePhoneNumber: ['+8613900000000'] },
+    { mobilePhoneNumber: '+86139\u000000000000' },
+    { mobilePhoneNumber: 'x'.repeat(10_000) },
+    { mobilePhoneNumber: uniquePhone(), smsCode: { $gt: '' } },
+    { mobilePhoneNumber: uniquePhone(), ttl: 'ten' },
+    { mobilePhoneNumber: uniquePhone(), ttl: 1e9 },
+    { mobilePhoneNumber: uniquePhone(), smsCode: '123456', password: 7 },
+  ];
+  for (const [method, path] of routes) {
+    for (const body of bodies) {
+      clock.advance(minute);
+      const response = await client.request(method, path, { body });
+      assert.ok(response.status < 500, `${method} ${path} ${JSON.stringify(body)} → ${response.status} ${response.text}`);
+      if (response.status >= 400) assert.equal(typeof response.body.code, 'number');
+    }
+  }
+});

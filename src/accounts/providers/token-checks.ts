@@ -71,6 +71,8 @@ export function macAuthorization(options: { kid: string; macKey: string; method:
 export const checkTaptap: TokenCheck = async (entry, settings, fetcher) => {
   const base = settings.baseUrl ?? 'https://openapi.tap.io';
   if (!settings.clientId) return refused('The game-store check needs authProviders.<key>.clientId in the settings.');
+  // kid goes into a header as a quoted string: anything else could not be a real one.
+  if (!/^[\x21\x23-\x7e]{1,256}$/.test(String(entry.kid))) return refused('The game-store kid is malformed.');
   const url = `${base}/account/profile/v1?${new URLSearchParams({ client_id: settings.clientId })}`;
   const authorization = macAuthorization({ kid: String(entry.kid), macKey: String(entry.mac_key), method: 'GET', url });
   const result = await callJson(fetcher, url, { headers: { Authorization: authorization } });
