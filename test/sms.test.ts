@@ -229,6 +229,30 @@ test('codes given without a number: wrong ones are counted per application, then
   assert.equal((await client.put('/1.1/resetPasswordBySmsCode/000000', { password: 'x-pw' })).body.code, 603);
 });
 
+test('requestChangePhoneNumber and changePhoneNumber move the session user to a new, verified number', async () => {
+  const user = await signUp(client, { mobilePhoneNumber: uniquePhone() });
+  const next = uniquePhone();
+  const noSession = await client.post('/1.1/requestChangePhoneNumber', { mobilePhoneNumber: next });
+  assert.equal(noSession.status, 403);
+  const taken = await user.client.post('/1.1/requestChangePhoneNumber', { mobilePhoneNumber: (await signUp(client, { mobilePhoneNumber: uniquePhone() })).body.mobilePhoneNumber ?? '' });
+  assert.ok(taken.status === 400, taken.text);
+  const code = await (async () => {
+    const sent = await user.client.post('/1.1/requestChangePhoneNumber', { mobilePhoneNumber: next, ttl: 6 });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(outbox(dir).at(-1)!.ttlMinutes, 6);
+    return lastCode(dir, next);
+  })();
+  const wrong = await user.client.post('/1.1/changePhoneNumber', { mobilePhoneNumber: next, code: code === '000000' ? '000001' : '000000' });
+  assert.equal(wrong.body.code, 603);
+  const changed = await user.client.post('/1.1/changePhoneNumber', { mobilePhoneNumber: next, code });
+  assert.equal(changed.status, 200, changed.text);
+  assert.equal(changed.body.objectId, user.objectId);
+  const me = (await user.client.get('/1.1/users/me')).body;
+  assert.equal(me.mobilePhoneNumber, next);
+  assert.equal(me.mobilePhoneVerified, true);
+  assert.equal((await user.client.post('/1.1/changePhoneNumber', { mobilePhoneNumber: next, code })).body.code, 603);
+});
+
 test('the webhook provider posts signed messages; a failing gateway is 602', async () => {
   const { createServer } = await import('node:http');
   const { createHmac } = await import('node:crypto');

@@ -1,44 +1,19 @@
-import { randomInt } from 'node:crypto';
 import { fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { hmacHex } from '../lib/crypto.ts';
 import { newObjectId } from '../lib/ids.ts';
-import { mergeSettings, type AppSettings } from '../apps/settings.ts';
+import { mergeSettings } from '../apps/settings.ts';
 import { applyOperations } from '../objects/ops.ts';
 import { parseWriteBody, settle } from '../objects/service.ts';
 import type { StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import type { UserRecord } from '../storage/account-store.ts';
-import type { SmsLimits } from '../storage/sms-store.ts';
-import { OutboxSmsSender, WebhookSmsSender, type SmsSender } from '../sms/senders.ts';
 import { Lockout } from './lockout.ts';
 import type { PasswordHasher } from './passwords.ts';
-import { normalizePhone } from './phone.ts';
+import { codeOf, phoneOf, SmsCodes, smsCodeTtlMinutes, type SmsPurpose } from './sms-codes.ts';
 import type { SessionTokens } from './sessions.ts';
 import type { AccountCaller, SignedIn } from './service.ts';
 import { checkNewPassword, checkUserData, defaultUserAcl, emailVerifiedFor } from './user-fields.ts';
-
-export type SmsPurpose = 'sms' | 'login' | 'verify' | 'reset';
-
-/** SPEC-derived limits: one code a minute and ten a day per number; six digits, ten minutes. */
-export const smsLimits: SmsLimits = { minIntervalMs: 60_000, maxPerWindow: 10, windowMs: 24 * 60 * 60 * 1000 };
-export const smsCodeTtlMinutes = 10;
-/** Wrong guesses at one number's codes before they are dropped (above the login lock's 6). */
-export const smsMaxAttempts = 10;
-/**
- * Codes given without a number (the SDKs' verifyMobilePhone and resetPasswordBySmsCode) match any
- * number's live code, so wrong ones are counted per application: past this many in the window,
- * such requests answer 429 until it passes (requests naming the number are not affected).
- */
-export const codeOnlyGuessLimit = { max: 30, windowMs: 15 * 60 * 1000 };
-const codePattern = /^\d{6}$/;
-const purposeText: Record<SmsPurpose, string> = {
-  sms: 'verification code',
-  login: 'login code',
-  verify: 'code to verify this phone number',
-  reset: 'password reset code',
-};
 
 /**
  * Phone numbers and SMS codes (reference §2.1): sending codes, sign-up-or-login by phone, login
@@ -48,12 +23,10 @@ const purposeText: Record<SmsPurpose, string> = {
 export class SmsAccounts {
   private readonly store: Store;
   private readonly clock: Clock;
-  private readonly secret: string;
   private readonly sessions: SessionTokens;
   private readonly passwords: PasswordHasher;
   private readonly lockout: Lockout;
-  private readonly outbox: SmsSender;
-  private readonly fetcher: typeof fetch | undefined;
+  private readonly codes: SmsCodes;
 
   constructor(options: {
     store: Store;
@@ -66,67 +39,66 @@ export class SmsAccounts {
   }) {
     this.store = options.store;
     this.clock = options.clock;
-    this.secret = options.secret;
     this.sessions = options.sessions;
     this.passwords = options.passwords;
     this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
-    this.outbox = new OutboxSmsSender({ dir: options.outboxDir });
-    this.fetcher = options.fetch;
+    this.codes = new SmsCodes(options);
   }
 
   /** requestSmsCode, requestLoginSmsCode, requestMobilePhoneVerify, requestPasswordResetBySmsCode. */
-  async requestCode(caller: AccountCaller, body: unknown, purpose: SmsPurpose): Promise<void> {
+  async requestCode(caller: AccountCaller, body: unknown, purpose: Exclude<SmsPurpose, 'change'>): Promise<void> {
     if (!isObject(body)) fail('invalidJson');
     const settings = mergeSettings(caller.app.settings);
-    const phone = this.phoneOf(body, settings);
+    const phone = phoneOf(body, settings);
     if (purpose !== 'sms') {
+      if (body.ttl !== undefined && body.ttl !== null && body.ttl !== smsCodeTtlMinutes) fail('incorrectType', 'ttl is only taken by requestSmsCode and requestChangePhoneNumber.');
       const record = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
       if (!record) fail('phoneNotFound');
       // The hosted service sends nothing to a number that is verified already.
       if (purpose === 'verify' && record.user.data.mobilePhoneVerified === true) return;
     }
-    const ttl = body.ttl === undefined || body.ttl === null ? smsCodeTtlMinutes : body.ttl;
-    if (purpose !== 'sms' && ttl !== smsCodeTtlMinutes) fail('incorrectType', 'ttl is only taken by requestSmsCode.');
-    if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > 30) fail('incorrectType', 'ttl must be 1 to 30 minutes.');
-    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
-    const now = this.clock.now();
-    const refusal = await this.store.sms.issue(
-      { appId: caller.appId, phone, purpose, digest: this.digest(caller.appId, code), expiresAt: now + ttl * 60_000 },
-      now,
-      smsLimits,
-    );
-    if (refusal === 'tooSoon') fail('smsTooFrequent', 'An SMS code was sent to this number less than a minute ago.');
-    if (refusal === 'dailyLimit') fail('smsTooFrequent', 'This number has had ten SMS codes in the last 24 hours.');
-    const name = typeof body.name === 'string' ? body.name : (settings.sms.signature ?? caller.app.name);
-    const sign = typeof body.sign === 'string' ? body.sign : settings.sms.signature;
-    const what = typeof body.op === 'string' ? `code for ${body.op}` : purposeText[purpose];
-    try {
-      await this.sender(settings).send({
-        appId: caller.appId,
-        appName: caller.app.name,
-        to: phone,
-        code,
-        purpose,
-        ttlMinutes: ttl,
-        type: body.smsType === 'voice' ? 'voice' : 'sms',
-        text: `Your ${name} ${what} is ${code}. It expires in ${ttl} minutes.`,
-        template: typeof body.template === 'string' ? body.template : null,
-        sign,
-      });
-    } catch {
-      fail('smsSendFailed');
+    await this.codes.send(caller.app, settings, phone, purpose, body);
+  }
+
+  /** POST /1.1/requestChangePhoneNumber (session): a code to the new number, 6 minutes unless ttl says otherwise. */
+  async requestPhoneChange(caller: AccountCaller, body: unknown): Promise<void> {
+    this.requireUser(caller);
+    if (!isObject(body)) fail('invalidJson');
+    const settings = mergeSettings(caller.app.settings);
+    const phone = phoneOf(body, settings);
+    const holder = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
+    if (holder && holder.user.objectId !== caller.userId) fail('phoneTaken');
+    await this.codes.send(caller.app, settings, phone, 'change', body, 6);
+  }
+
+  /** POST /1.1/changePhoneNumber (session) {mobilePhoneNumber, code}: the number becomes the user's, verified. */
+  async changePhone(caller: AccountCaller, body: unknown): Promise<StoredObject> {
+    const userId = this.requireUser(caller);
+    if (!isObject(body)) fail('invalidJson');
+    const phone = phoneOf(body, mergeSettings(caller.app.settings));
+    if (!(await this.codes.consume(caller.appId, phone, ['change'], codeOf(body.code)))) {
+      await this.lockout.recordFailure(caller.appId, userId);
+      fail('invalidSmsCode');
     }
+    const ref = { appId: caller.appId, className: '_User', objectId: userId };
+    const outcome = await this.store.updateObject(ref, (current) => ({
+      ...current,
+      data: { ...current.data, mobilePhoneNumber: phone, mobilePhoneVerified: true },
+      updatedAt: Math.max(this.clock.now(), current.updatedAt),
+    }));
+    if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
+    return settle(outcome, ref);
   }
 
   /** POST /1.1/usersByMobilePhone: logs the number's user in, or signs a new one up (username = number). */
   async signUpOrLogIn(caller: AccountCaller, body: unknown): Promise<SignedIn & { created: boolean }> {
     if (!isObject(body)) fail('invalidJson');
     const settings = mergeSettings(caller.app.settings);
-    const phone = this.phoneOf(body, settings);
-    const code = this.codeOf(body.smsCode);
+    const phone = phoneOf(body, settings);
+    const code = codeOf(body.smsCode);
     const existing = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
     if (existing) return { ...(await this.logInWithCode(caller, existing, code, ['sms', 'login'])), created: false };
-    if (!(await this.consume(caller.appId, phone, ['sms', 'login'], code))) fail('invalidSmsCode');
+    if (!(await this.codes.consume(caller.appId, phone, ['sms', 'login'], code))) fail('invalidSmsCode');
     const fields: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(body)) {
       if (['smsCode', 'password', 'sessionToken', 'emailVerified', 'mobilePhoneVerified', 'authData'].includes(key)) continue;
@@ -157,8 +129,8 @@ export class SmsAccounts {
 
   /** POST /1.1/login with mobilePhoneNumber and smsCode. */
   async logIn(caller: AccountCaller, body: Record<string, unknown>): Promise<SignedIn> {
-    const phone = this.phoneOf(body, mergeSettings(caller.app.settings));
-    const code = this.codeOf(body.smsCode);
+    const phone = phoneOf(body, mergeSettings(caller.app.settings));
+    const code = codeOf(body.smsCode);
     const record = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
     if (!record) fail('userNotFound');
     return this.logInWithCode(caller, record, code, ['login', 'sms']);
@@ -167,9 +139,9 @@ export class SmsAccounts {
   /** POST /1.1/verifyMobilePhone/<code>: the number's user becomes mobilePhoneVerified. */
   async verifyPhone(caller: AccountCaller, code: string, body: unknown): Promise<StoredObject> {
     const settings = mergeSettings(caller.app.settings);
-    const given = isObject(body) && body.mobilePhoneNumber !== undefined ? this.phoneOf(body, settings) : null;
+    const given = isObject(body) && body.mobilePhoneNumber !== undefined ? phoneOf(body, settings) : null;
     const record = given ? await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: given }) : null;
-    const consumed = await this.consume(caller.appId, given, ['verify'], this.codeOf(code));
+    const consumed = await this.codes.consume(caller.appId, given, ['verify'], codeOf(code));
     if (!consumed) {
       if (record) await this.lockout.recordFailure(caller.appId, record.user.objectId);
       fail('invalidSmsCode');
@@ -184,9 +156,9 @@ export class SmsAccounts {
     if (!isObject(body)) fail('invalidJson');
     const password = checkNewPassword(body.password);
     const settings = mergeSettings(caller.app.settings);
-    const given = body.mobilePhoneNumber !== undefined ? this.phoneOf(body, settings) : null;
+    const given = body.mobilePhoneNumber !== undefined ? phoneOf(body, settings) : null;
     const record = given ? await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: given }) : null;
-    const consumed = await this.consume(caller.appId, given, ['reset'], this.codeOf(code));
+    const consumed = await this.codes.consume(caller.appId, given, ['reset'], codeOf(code));
     if (!consumed) {
       if (record) await this.lockout.recordFailure(caller.appId, record.user.objectId);
       fail('invalidSmsCode');
@@ -204,16 +176,16 @@ export class SmsAccounts {
   /** POST /1.1/verifySmsCode/<code>: checks (and uses up) a code from requestSmsCode. */
   async verifyCode(caller: AccountCaller, code: string, body: unknown): Promise<void> {
     const settings = mergeSettings(caller.app.settings);
-    const given = isObject(body) && body.mobilePhoneNumber !== undefined ? this.phoneOf(body, settings) : null;
-    if (!(await this.consume(caller.appId, given, ['sms'], this.codeOf(code)))) fail('invalidSmsCode');
+    const given = isObject(body) && body.mobilePhoneNumber !== undefined ? phoneOf(body, settings) : null;
+    if (!(await this.codes.consume(caller.appId, given, ['sms'], codeOf(code)))) fail('invalidSmsCode');
   }
 
-  private async logInWithCode(caller: AccountCaller, record: UserRecord, code: string, purposes: string[]): Promise<SignedIn> {
+  private async logInWithCode(caller: AccountCaller, record: UserRecord, code: string, purposes: SmsPurpose[]): Promise<SignedIn> {
     const userId = record.user.objectId;
     const phone = record.user.data.mobilePhoneNumber as string;
     const lock = await this.lockout.state(caller.appId, userId);
     if (lock.lockedUntil !== null) fail('loginLocked');
-    if (!(await this.consume(caller.appId, phone, purposes, code))) {
+    if (!(await this.codes.consume(caller.appId, phone, purposes, code))) {
       await this.lockout.recordFailure(caller.appId, userId);
       fail('invalidSmsCode');
     }
@@ -240,43 +212,14 @@ export class SmsAccounts {
     return outcome.ok ? outcome.object : null;
   }
 
-  /** The phone of a consumed code, or null for a wrong, used or expired one. */
-  private async consume(appId: string, phone: string | null, purposes: string[], code: string): Promise<string | null> {
-    const now = this.clock.now();
-    const guessKey = `*code-only:${purposes.join(',')}`;
-    if (phone === null && (await this.store.sms.guesses(appId, guessKey, now, codeOnlyGuessLimit.windowMs)) >= codeOnlyGuessLimit.max) {
-      fail('rateLimited', 'Too many wrong SMS codes were given without a mobilePhoneNumber; give the number, or try again later.');
-    }
-    const consumed = codePattern.test(code)
-      ? await this.store.sms.consume(appId, phone, purposes, this.digest(appId, code), now, smsMaxAttempts)
-      : null;
-    if (!consumed && phone === null) await this.store.sms.recordGuess(appId, guessKey, now, codeOnlyGuessLimit.windowMs);
-    return consumed?.phone ?? null;
-  }
 
-  private digest(appId: string, code: string): string {
-    return hmacHex(this.secret, `sms-code\0${appId}\0${code}`);
-  }
 
-  private phoneOf(body: Record<string, unknown>, settings: AppSettings): string {
-    const raw = body.mobilePhoneNumber;
-    if (raw === undefined || raw === null || raw === '') fail('phoneMissing');
-    const phone = normalizePhone(raw, settings.sms.defaultCountryCode);
-    if (!phone) fail('invalidPhone', 'The mobile phone number is invalid: give it in E.164 form, like +8613800138000.');
-    return phone;
-  }
 
-  private codeOf(value: unknown): string {
-    if (value === undefined || value === null || value === '') fail('invalidSmsCode', 'The SMS code is missing.');
-    if (typeof value !== 'string' && typeof value !== 'number') fail('invalidSmsCode');
-    return String(value);
-  }
 
-  private sender(settings: AppSettings): SmsSender {
-    if (settings.sms.provider === 'webhook' && settings.sms.webhookUrl) {
-      return new WebhookSmsSender({ url: settings.sms.webhookUrl, secret: settings.sms.webhookSecret, fetch: this.fetcher });
-    }
-    return this.outbox;
+
+  private requireUser(caller: AccountCaller): string {
+    if (caller.userId) return caller.userId;
+    fail(caller.sessionToken ? 'staleSession' : 'sessionMissing');
   }
 
   private async currentToken(appId: string, record: UserRecord): Promise<string> {

@@ -40,6 +40,14 @@ export function registerSmsRoutes(app: FastifyInstance, options: { accounts: Acc
     await sms.requestCode(request.ctx, request.body, 'reset');
     return {};
   });
+  app.post('/1.1/requestChangePhoneNumber', async (request) => {
+    await sms.requestPhoneChange(request.ctx, request.body);
+    return {};
+  });
+  app.post('/1.1/changePhoneNumber', async (request) => {
+    const user = await sms.changePhone(request.ctx, request.body);
+    return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
+  });
   app.put<{ Params: CodeParams }>('/1.1/resetPasswordBySmsCode/:code', async (request) => {
     await sms.resetPassword(request.ctx, request.params.code, request.body);
     return {};
