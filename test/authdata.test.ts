@@ -180,7 +180,8 @@ test('shapes of each platform kind are checked: a clear 4xx', async () => {
     ['taptap token_type', { taptap: { kid: 'k', access_token: 'k', token_type: 'bearer', mac_key: 'm', mac_algorithm: 'hmac-sha-1', openid: 'o' } }, 111],
     ['taptap mac_algorithm', { taptap: { kid: 'k', access_token: 'k', token_type: 'mac', mac_key: 'm', mac_algorithm: 'sha256', openid: 'o' } }, 111],
     ['taptap without mac_key', { taptap: { kid: 'k', access_token: 'k', openid: 'o' } }, 111],
-    ['other without uid', { myplatform: { openid: 'o', access_token: 't' } }, 250],
+    ['other without uid', { myplatform: { access_token: 't' } }, 250],
+    ['an openid-named entry is chat B: it needs access_token', { leanoffice: { openid: 'o' } }, 111],
     ['entry not an object', { myplatform: 'uid' }, 111],
     ['authData not an object', 'x', 111],
     ['no entry', {}, 250],
@@ -233,6 +234,17 @@ test('union id: a main-account entry adds _<platform>_unionid; another key with 
   const notMain = await signIn({ weixin: { openid: uid(), access_token: 'c', unionid: lone, platform: 'weixin' } });
   assert.equal(notMain.status, 201);
   assert.equal(notMain.body.authData._weixin_unionid, undefined);
+
+  // Keys of the hosted service's examples (wxleanoffice, weixinapp1) and openid-named entries of
+  // custom keys are chat platform B, so their union ids count.
+  const docs = `union_${randomBytes(5).toString('hex')}`;
+  const office = await signIn({ wxleanoffice: { openid: uid(), access_token: 'e', unionid: docs, platform: 'weixin', main_account: true } });
+  assert.equal(office.status, 201, office.text);
+  const app1 = await signIn({ weixinapp1: { openid: uid(), access_token: 'f', unionid: docs, platform: 'weixin', main_account: false } });
+  const custom = await signIn({ leanmini: { openid: uid(), access_token: 'g', unionid: docs, platform: 'weixin' } });
+  assert.deepEqual([app1.status, custom.status], [200, 200]);
+  assert.equal(app1.body.objectId, office.body.objectId);
+  assert.equal(custom.body.objectId, office.body.objectId);
 
   // Without platform the derived name comes from the authData key.
   const keyed = await signIn({ weixin_mini: { openid: uid(), access_token: 'd', unionid: lone, main_account: true } });

@@ -62,20 +62,22 @@ const lowercaseUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 const derivedKey = /^_(.+)_unionid$/;
 
 /**
- * The kind of a platform key: as configured in authProviders.<key>.kind, else by the usual keys
- * (weibo, qq, weixin / wx…, lc_apple, taptap, anonymous; a known name followed by "_…" too,
- * such as weixin_app2), else "any other platform".
+ * The kind of a platform key: as configured in authProviders.<key>.kind, else by the usual names
+ * (weibo…, qq…, weixin… / wechat… / wx…, lc_apple, taptap…, anonymous: `weixinapp1` and
+ * `wxminiprogram` are chat platform B), else by the entry: one named by `openid` without a `uid`
+ * is chat platform B (any other platform names its accounts by `uid`, SPEC §2.2), else "any other".
  */
-export function platformKind(key: string, providers: AuthProviders): PlatformKind {
+export function platformKind(key: string, providers: AuthProviders, value?: JsonObject): PlatformKind {
   const configured = providers[key]?.kind;
   if (configured) return configured;
   if (key === 'anonymous') return 'anonymous';
   if (key === 'lc_apple' || key === 'apple') return 'apple';
-  const base = key.split('_')[0].toLowerCase();
-  if (base === 'weibo') return 'weibo';
-  if (base === 'qq' || key === 'lc_qqapp') return 'qq';
-  if (base === 'weixin' || base === 'wechat' || base === 'wx' || key === 'lc_weapp') return 'weixin';
-  if (base === 'taptap') return 'taptap';
+  const name = key.toLowerCase();
+  if (name.startsWith('weibo')) return 'weibo';
+  if (name.startsWith('qq') || name === 'lc_qqapp') return 'qq';
+  if (name.startsWith('weixin') || name.startsWith('wechat') || name.startsWith('wx') || name === 'lc_weapp') return 'weixin';
+  if (name.startsWith('taptap')) return 'taptap';
+  if (value && typeof value.openid === 'string' && value.uid === undefined) return 'weixin';
   return 'other';
 }
 
@@ -109,7 +111,7 @@ export function parseEntry(key: string, raw: unknown, providers: AuthProviders):
   }
   if (!isObject(raw)) fail('incorrectType', `authData.${key} must be an object.`);
   const value = checkJson(raw) as JsonObject;
-  const kind = platformKind(key, providers);
+  const kind = platformKind(key, providers, value);
   const shape = shapes[kind];
   const uid = value[shape.id];
   if (uid === undefined || uid === null || uid === '') fail('linkedIdMissing', `authData.${key}.${shape.id} is missing.`);
