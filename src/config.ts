@@ -54,17 +54,25 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const secret = text(env, 'ROOST_SECRET');
   if (secret !== null && secret.length < 16) throw new ConfigError('ROOST_SECRET must be at least 16 characters');
+  const smtpUrl = text(env, 'SMTP_URL');
+  if (smtpUrl && !/^smtps?:\/\/[^/?#]+/.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL must look like smtp://user:pass@host:587 or smtps://user:pass@host:465 (leave it unset for the outbox folder)');
+  }
+  const publicUrl = text(env, 'PUBLIC_URL');
+  if (publicUrl && !/^https?:\/\/[^/?#]+/.test(publicUrl)) {
+    throw new ConfigError('PUBLIC_URL must be an http:// or https:// address, as users\' browsers reach Roost');
+  }
   return {
     host,
     port,
     databaseUrl,
     sqlitePath: text(env, 'SQLITE_PATH') ?? join(dataDir, 'roost.sqlite'),
     redisUrl: text(env, 'REDIS_URL'),
-    smtpUrl: text(env, 'SMTP_URL'),
+    smtpUrl,
     mailFrom: text(env, 'MAIL_FROM') ?? 'Roost <no-reply@localhost>',
     outboxDir: text(env, 'OUTBOX_DIR') ?? join(dataDir, 'outbox'),
     smsOutboxDir: text(env, 'SMS_OUTBOX_DIR') ?? join(dataDir, 'sms-outbox'),
-    publicUrl: (text(env, 'PUBLIC_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    publicUrl: (publicUrl ?? `http://${host}:${port}`).replace(/\/+$/, ''),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

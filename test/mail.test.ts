@@ -11,6 +11,7 @@ import { signUp, uniqueName } from './helpers/accounts.ts';
 import { address, startMailServer, type MailTestServer } from './helpers/mail.ts';
 import { linkIn } from './fakes/smtp-sink.ts';
 import { describeSmtpUrl } from '../src/mail/mailer.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { defaultTemplates, renderTemplate, templatePartProblem } from '../src/mail/templates.ts';
 import { mailLinkLifetimes } from '../src/accounts/mail-links.ts';
 
@@ -129,6 +130,15 @@ describe('rendering', () => {
     assert.match(defaultTemplates.passwordReset.text, /24 hours/);
     assert.equal(mailLinkLifetimes.verifyEmail, 7 * 24 * 3_600_000);
     assert.equal(mailLinkLifetimes.passwordReset, 24 * 3_600_000);
+  });
+
+  test('SMTP_URL and PUBLIC_URL are checked at start', () => {
+    assert.throws(() => loadConfig({ SMTP_URL: 'mail.example.com' }), ConfigError);
+    assert.throws(() => loadConfig({ SMTP_URL: 'http://mail.example.com' }), ConfigError);
+    assert.throws(() => loadConfig({ PUBLIC_URL: 'roost.example.com' }), ConfigError);
+    const config = loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', PUBLIC_URL: 'https://roost.example.com/' });
+    assert.equal(config.smtpUrl, 'smtps://u:p@mail.example.com:465');
+    assert.equal(config.publicUrl, 'https://roost.example.com');
   });
 
   test('an SMTP_URL is logged without its credentials', () => {

@@ -2,7 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
 import type { Store } from '../storage/store.ts';
-import { parseEmailBody, type FlowLogger, type LinkOutcome, type MailLinks } from './mail-links.ts';
+import { parseEmailBody, sendOrFail, type FlowLogger, type LinkOutcome, type MailLinks } from './mail-links.ts';
 
 /**
  * emailVerified (SPEC §3.1): the mail when an address needs confirming, requestEmailVerify,
@@ -74,25 +74,4 @@ export class EmailVerification {
     if (outcome.reason === 'refused') return { ok: false, reason: 'changed', appId };
     return { ok: false, reason: 'userGone', appId };
   }
-}
-
-/** Sends a link for an explicit request: 429 past the hourly limit, 503 when the mail server fails. */
-export async function sendOrFail(
-  links: MailLinks,
-  kind: 'verifyEmail' | 'passwordReset',
-  app: AppRecord,
-  user: StoredObject,
-  logger: FlowLogger,
-): Promise<void> {
-  let outcome: 'sent' | 'limited';
-  try {
-    outcome = await links.send(kind, app, user);
-  } catch (error) {
-    logger.error(
-      { kind, appId: app.appId, userId: user.objectId, error: error instanceof Error ? error.message : String(error) },
-      'mail could not be sent',
-    );
-    fail('unavailable', 'The mail could not be sent. Try again later.');
-  }
-  if (outcome === 'limited') fail('rateLimited', 'Too many mails were sent to this user in the last hour. Try again later.');
 }

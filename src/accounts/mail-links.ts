@@ -18,7 +18,10 @@ export const mailLinkLifetimes: Record<MailTokenKind, number> = {
   passwordReset: 24 * hour,
 };
 
-/** Against mail bombing: at most this many mails of one kind to one user in any hour (429 beyond). */
+/**
+ * Against mail bombing: at most this many mails of one kind to one user in any hour (429 beyond).
+ * A soft limit (count, then insert): two requests at the same instant may both pass the count.
+ */
 export const mailsPerUserPerHour = 5;
 
 /** Why a link did not work: never issued (or mistyped), too old, already used, or for an address the user no longer has. */
@@ -153,4 +156,25 @@ export class MailLinks {
     if (!found) return { ok: false, reason: 'unknown', appId: null };
     return { ok: false, reason: found.usedAt !== null ? 'used' : 'expired', appId: found.appId, found };
   }
+}
+
+/** Sends a link for an explicit request: 429 past the hourly limit, 503 when the mail server fails. */
+export async function sendOrFail(
+  links: MailLinks,
+  kind: MailTokenKind,
+  app: AppRecord,
+  user: StoredObject,
+  logger: FlowLogger,
+): Promise<void> {
+  let outcome: 'sent' | 'limited';
+  try {
+    outcome = await links.send(kind, app, user);
+  } catch (error) {
+    logger.error(
+      { kind, appId: app.appId, userId: user.objectId, error: error instanceof Error ? error.message : String(error) },
+      'mail could not be sent',
+    );
+    fail('unavailable', 'The mail could not be sent. Try again later.');
+  }
+  if (outcome === 'limited') fail('rateLimited', 'Too many mails were sent to this user in the last hour. Try again later.');
 }

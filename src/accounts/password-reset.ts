@@ -3,8 +3,7 @@ import type { AppRecord } from '../objects/types.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccountService } from './service.ts';
 import type { Lockout } from './lockout.ts';
-import { sendOrFail } from './email-verification.ts';
-import { parseEmailBody, type FlowLogger, type LinkOutcome, type MailLinks } from './mail-links.ts';
+import { parseEmailBody, sendOrFail, type FlowLogger, type LinkOutcome, type MailLinks } from './mail-links.ts';
 import { checkNewPassword } from './user-fields.ts';
 
 /**
