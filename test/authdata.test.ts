@@ -320,3 +320,23 @@ test('malformed authData bodies get a clear 4xx, never a 5xx', async () => {
     assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(body)} → ${response.status} ${response.text}`);
   }
 });
+
+test('authData sign-in and unlink work inside a batch', async () => {
+  const authData = other();
+  const batch = await server.client.post('/1.1/batch', {
+    requests: [
+      { method: 'POST', path: '/1.1/users', body: { authData } },
+      { method: 'POST', path: '/1.1/classes/_User', body: { authData } },
+    ],
+  });
+  assert.equal(batch.status, 200, batch.text);
+  const [first, second] = batch.body;
+  assert.ok(first.success?.sessionToken, batch.text);
+  assert.equal(second.success.objectId, first.success.objectId);
+  const unlink = await server.client.post(
+    '/1.1/batch',
+    { requests: [{ method: 'PUT', path: `/1.1/users/${first.success.objectId}`, body: { 'authData.myplatform': { __op: 'Delete' } } }] },
+    { session: first.success.sessionToken },
+  );
+  assert.deepEqual(Object.keys(unlink.body[0].success).sort(), ['objectId', 'updatedAt']);
+});
