@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../src/lib/errors.ts';
 import type { Store } from '../src/storage/store.ts';
-import type { StoredObject } from '../src/objects/types.ts';
+import type { StoredObject, Where } from '../src/objects/types.ts';
+import { mergeSettings } from '../src/apps/settings.ts';
 import { openSqliteStore } from '../src/storage/sqlite/open.ts';
 import { openPostgresStore } from '../src/storage/postgres/open.ts';
 import { freshPostgresDatabase, postgresUrl } from './helpers/databases.ts';
@@ -62,7 +63,7 @@ for (const implementation of implementations) {
       assert.equal((await store.getApp('app1'))?.name, 'one');
       assert.equal(await store.getApp('missing'), null);
       assert.deepEqual((await store.listApps()).map((a) => a.appId), ['app1', 'app2']);
-      const next = await store.updateAppSettings('app1', (current) => ({ ...(current as never), commercial: true }));
+      const next = await store.updateAppSettings('app1', (current) => ({ ...mergeSettings(current), commercial: true }));
       assert.equal((next as { commercial: boolean }).commercial, true);
       const refused = await store.updateAppSettings('app1', () => new ApiError('forbidden'));
       assert.ok(refused instanceof ApiError);
@@ -142,7 +143,7 @@ for (const implementation of implementations) {
       const refused = await store.updateObject(ref, () => new ApiError('aclWriteDenied'));
       assert.equal(refused.ok === false && refused.reason, 'refused');
       assert.equal((await store.getObject(ref, null))?.data.n, 1);
-      const condition = { op: 'eq', path: ['n'], value: 2 } as const;
+      const condition: Where = { op: 'eq', path: ['n'], value: 2 };
       assert.deepEqual(await store.updateObject(ref, (c) => c, condition), { ok: false, reason: 'conditionFailed' });
       assert.deepEqual(await store.updateObject({ ...ref, objectId: 'nope' }, (c) => c, condition), { ok: false, reason: 'notFound' });
       const taken = await store.updateObject(ref, (c) => ({ ...c, data: { username: 'ann' } }));
