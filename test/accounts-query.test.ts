@@ -98,6 +98,12 @@ test('with userQueryPermission on, the app key may query users, within their ACL
     assert.equal(bySelf.body.count, 5);
     assert.equal(bySelf.body.results.length, 5);
     assert.equal(byKey.text.includes('sessionToken'), false);
+    // Regression: authData is hidden from other users, so filtering or ordering by it would leak who is linked.
+    for (const query of [{ where: { 'authData.weixin.openid': { $exists: true } } }, { order: 'authData.qq.uid' }]) {
+      const probe = await server.client.get('/1.1/users', { query });
+      assert.deepEqual([probe.status, probe.body.code], [403, 403], JSON.stringify(query));
+    }
+    assert.equal((await server.master.get('/1.1/users', { query: { where: { 'authData.weixin.openid': { $exists: true } } } })).status, 200);
   } finally {
     await server.master.put('/1.1/settings', { userQueryPermission: false });
   }

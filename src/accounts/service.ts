@@ -5,7 +5,8 @@ import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { readersFor, type Caller } from '../objects/acl.ts';
 import { applyOperations } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
-import type { AppRecord, JsonObject, StoredObject, Where } from '../objects/types.ts';
+import type { AppRecord, JsonObject, OrderKey, StoredObject, Where } from '../objects/types.ts';
+import { wherePaths } from '../objects/query.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import type { UserRecord } from '../storage/account-store.ts';
@@ -186,13 +187,13 @@ export class AccountService {
   }
 
   async find(caller: AccountCaller, options: FindOptions): Promise<StoredObject[]> {
-    this.checkQueryPermission(caller);
+    this.checkQueryPermission(caller, options.where, options.order);
     if (options.limit === 0) return [];
     return this.store.findObjects(caller.appId, userClass, { ...options, readers: readersFor(caller) });
   }
 
   async count(caller: AccountCaller, where: Where): Promise<number> {
-    this.checkQueryPermission(caller);
+    this.checkQueryPermission(caller, where);
     return this.store.countObjects(caller.appId, userClass, where, readersFor(caller));
   }
 
@@ -321,9 +322,16 @@ export class AccountService {
     fail('sessionMissing');
   }
 
-  private checkQueryPermission(caller: AccountCaller): void {
-    if (caller.master || mergeSettings(caller.app.settings).userQueryPermission) return;
-    fail('forbidden', 'Querying users needs the master key unless the userQueryPermission setting is on.');
+  private checkQueryPermission(caller: AccountCaller, where: Where, order: OrderKey[] = []): void {
+    if (caller.master) return;
+    if (!mergeSettings(caller.app.settings).userQueryPermission) {
+      fail('forbidden', 'Querying users needs the master key unless the userQueryPermission setting is on.');
+    }
+    // authData is never shown to other users, so it must not be probed through a filter or an order either.
+    const paths = [...wherePaths(where), ...order.map((key) => key.path)];
+    if (paths.some((path) => path[0] === 'authData')) {
+      fail('forbidden', 'Only the master key may query or order users by authData.');
+    }
   }
 
   /** SPEC §3.1: an address set while verification is on starts unconfirmed, and the link is mailed. */

@@ -181,3 +181,18 @@ export function parseKeys(raw: unknown): Projection | null {
   }
   return projection;
 }
+
+/** Every field path a `where` tree tests, for callers that must keep some fields out of reach. */
+export function wherePaths(where: Where): string[][] {
+  switch (where.op) {
+    case 'and':
+    case 'or':
+      return where.items.flatMap(wherePaths);
+    case 'not':
+      return wherePaths(where.item);
+    case 'const':
+      return [];
+    default:
+      return [where.path];
+  }
+}
