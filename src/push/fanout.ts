@@ -82,8 +82,13 @@ export class FanoutWorker {
   async drain(): Promise<void> {
     for (;;) {
       if (await this.step()) continue;
-      if (this.inFlight.size === 0) return;
-      await Promise.allSettled([...this.inFlight]);
+      if (this.inFlight.size > 0) {
+        await Promise.allSettled([...this.inFlight]);
+        continue;
+      }
+      await this.store.closeFinished(this.clock.now());
+      // A delivery finishing while the last claim ran may have left work: look once more.
+      if (!(await this.step())) return;
     }
   }
 
@@ -92,6 +97,7 @@ export class FanoutWorker {
       let worked = false;
       try {
         worked = await this.step();
+        if (!worked) await this.store.closeFinished(this.clock.now());
         await this.maybePrune();
       } catch (error) {
         this.logger.error({ err: error }, 'push fan-out: pass failed');

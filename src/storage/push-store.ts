@@ -51,6 +51,8 @@ export interface PushStore {
   claimStalePage(options: { now: number; leaseMs: number }): Promise<PageWork | null>;
   /** Records the outcome of a page's delivery and closes the job when it was the last. */
   finishPage(result: PageResult, now: number): Promise<void>;
+  /** Closes fully paged jobs whose pages are all delivered (a safety net for concurrent last pages). */
+  closeFinished(now: number): Promise<number>;
 
   /** Messages waiting for one device, oldest first. */
   mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]>;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
-import { pushMigration } from './push-migration.ts';
-import { identityMigration } from './identity-migration.ts';
+import { pushMigration, pushPageListMigration, pushSweepMigration } from './push-migration.ts';
 import { mailTokenMigration } from './mail-token-store.ts';
+import { identityMigration } from './identity-migration.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -74,7 +74,7 @@ const sharedIndexes = [
 ];
 steps[1].statements.sqlite.push(...sharedIndexes);
 steps[1].statements.postgres.push(...sharedIndexes);
-steps.push(pushMigration);
+steps.push(pushMigration, pushSweepMigration, pushPageListMigration);
 steps.push(identityMigration);
 steps.push(mailTokenMigration);
 

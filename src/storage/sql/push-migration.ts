@@ -29,3 +29,14 @@ const statements = [
 ];
 
 export const pushMigration = { name: '0004_push', statements: { sqlite: statements, postgres: statements } };
+
+/** Jobs still sending, for the sweep that closes jobs whose last pages finished at the same time. */
+const sweep = [`CREATE INDEX push_notifications_sending ON push_notifications (app_id, id) WHERE status = 'sending'`];
+export const pushSweepMigration = { name: '0005_push_sweep', statements: { sqlite: sweep, postgres: sweep } };
+
+/**
+ * A page keeps the installationIds it queued (to redeliver it after a crash), so the mailbox needs
+ * no second index: a thousand-row page insert costs half as much on PostgreSQL (bench/RESULTS.md).
+ */
+const pageList = [`DROP INDEX push_mailbox_page`, `ALTER TABLE push_pages ADD COLUMN channel TEXT`];
+export const pushPageListMigration = { name: '0006_push_page_list', statements: { sqlite: pageList, postgres: pageList } };

@@ -69,6 +69,21 @@ export class SqlPushStore implements PushStore {
       : sql`json_extract(o.data, ${'$.' + field})`;
   }
 
+  /**
+   * Parallel text arrays as a table t(v, v2, v3, …) bound as one parameter per column: a page of
+   * a thousand rows is one short statement instead of thousands of placeholders to parse and plan.
+   */
+  private rowsOf(columns: string[][]): Sql {
+    const names = columns.map((_, i) => (i === 0 ? 'v' : `v${i + 1}`));
+    if (this.dialect.kind === 'postgres') {
+      const arrays = columns.map((column) => sql`${column}::text[]`);
+      return sql`unnest(${sql.join(arrays)}) AS t(${sql.raw(names.join(', '))})`;
+    }
+    const rows = JSON.stringify(columns[0].map((_, r) => columns.map((column) => column[r])));
+    const fields = names.map((name, i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ');
+    return sql`(SELECT ${sql.raw(fields)} FROM json_each(${rows})) AS t`;
+  }
+
   private toRecord(row: NotificationRow, counts: Record<string, number>): NotificationRecord {
     return {
       appId: row.app_id,
@@ -204,20 +219,23 @@ export class SqlPushStore implements PushStore {
       const routing = options.route(job, devices, { mixedPush: settings?.mixedPush === true });
       const seq = Number(row.pages);
       const hasWork = routing.channel.length > 0 || routing.vendor.length > 0;
-      for (const part of chunks(routing.channel, insertChunk)) {
+      if (routing.channel.length > 0) {
         await sql`INSERT INTO push_mailbox (app_id, installation_id, notification_id, page_seq, created_at, expires_at)
-          VALUES ${sql.join(part.map((id) => sql`(${row.app_id}, ${id}, ${row.id}, ${seq}, ${job.createdAt}, ${job.expiresAt})`))}
-          ON CONFLICT DO NOTHING`.execute(trx);
+          SELECT ${row.app_id}, t.v, ${row.id}, ${seq}, ${job.createdAt}, ${job.expiresAt}
+          FROM ${this.rowsOf([routing.channel])}`.execute(trx);
       }
-      for (const part of chunks(routing.vendor, insertChunk)) {
+      if (routing.vendor.length > 0) {
+        const v = routing.vendor;
         await sql`INSERT INTO push_vendor_outbox (app_id, notification_id, installation_object_id, page_seq, vendor,
             device_profile, registration_id)
-          VALUES ${sql.join(part.map((t) => sql`(${row.app_id}, ${row.id}, ${t.installationObjectId}, ${seq}, ${t.vendor}, ${t.deviceProfile}, ${t.registrationId})`))}
-          ON CONFLICT DO NOTHING`.execute(trx);
+          SELECT ${row.app_id}, ${row.id}, t.v, ${seq}, t.v2, t.v3, t.v4
+          FROM ${this.rowsOf([v.map((t) => t.installationObjectId), v.map((t) => t.vendor), v.map((t) => t.deviceProfile), v.map((t) => t.registrationId)])}
+          WHERE true ON CONFLICT DO NOTHING`.execute(trx);
       }
       if (hasWork) {
-        await sql`INSERT INTO push_pages (app_id, notification_id, seq, done, lease_until)
-          VALUES (${row.app_id}, ${row.id}, ${seq}, 0, ${now + leaseMs})`.execute(trx);
+        const channel = routing.channel.length > 0 ? JSON.stringify(routing.channel) : null;
+        await sql`INSERT INTO push_pages (app_id, notification_id, seq, done, lease_until, channel)
+          VALUES (${row.app_id}, ${row.id}, ${seq}, 0, ${now + leaseMs}, ${channel})`.execute(trx);
       }
       await this.addCounts(trx, row.app_id, row.id, routing.counts);
       const last = devices.length < pageSize;
@@ -239,8 +257,8 @@ export class SqlPushStore implements PushStore {
 
   async claimStalePage(options: { now: number; leaseMs: number }): Promise<PageWork | null> {
     return this.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ app_id: string; notification_id: string; seq: number | string }>`
-        SELECT app_id, notification_id, seq FROM push_pages WHERE done = 0 AND lease_until < ${options.now}
+      const { rows } = await sql<{ app_id: string; notification_id: string; seq: number | string; channel: string | null }>`
+        SELECT app_id, notification_id, seq, channel FROM push_pages WHERE done = 0 AND lease_until < ${options.now}
         ORDER BY lease_until LIMIT 1 ${this.skipLocked}`.execute(trx);
       const page = rows[0];
       if (!page) return null;
@@ -251,15 +269,21 @@ export class SqlPushStore implements PushStore {
       const job = await sql<NotificationRow>`SELECT * FROM push_notifications
         WHERE app_id = ${page.app_id} AND id = ${page.notification_id}`.execute(trx);
       if (!job.rows[0]) return null;
-      const mailbox = await sql<{ installation_id: string }>`SELECT installation_id FROM push_mailbox
-        WHERE ${pageKey} AND page_seq = ${seq} AND acked_at IS NULL`.execute(trx);
+      const queued = page.channel === null ? [] : (JSON.parse(page.channel) as string[]);
+      const unacked: string[] = [];
+      for (const part of chunks(queued, insertChunk)) {
+        const { rows: waiting } = await sql<{ installation_id: string }>`SELECT installation_id FROM push_mailbox
+          WHERE app_id = ${page.app_id} AND installation_id IN (${sql.join(part)})
+          AND notification_id = ${page.notification_id} AND acked_at IS NULL`.execute(trx);
+        unacked.push(...waiting.map((r) => r.installation_id));
+      }
       const outbox = await sql<{ installation_object_id: string; vendor: string; device_profile: string; registration_id: string }>`
         SELECT installation_object_id, vendor, device_profile, registration_id FROM push_vendor_outbox
         WHERE ${pageKey} AND page_seq = ${seq} AND result IS NULL`.execute(trx);
       return {
         job: this.toJob(job.rows[0]),
         seq,
-        channel: mailbox.rows.map((r) => r.installation_id),
+        channel: unacked,
         vendor: outbox.rows.map(
           (r): VendorTarget => ({
             installationObjectId: r.installation_object_id,
@@ -275,9 +299,6 @@ export class SqlPushStore implements PushStore {
   async finishPage(result: PageResult, now: number): Promise<void> {
     const { appId, notificationId } = result;
     await this.db.transaction().execute(async (trx) => {
-      // The record's row lock orders the last pages of a job, so exactly one of them closes it.
-      await sql`SELECT id FROM push_notifications WHERE app_id = ${appId} AND id = ${notificationId}
-        ${this.dialect.rowLock}`.execute(trx);
       const groups = new Map<string, { status: string; error: string | null; ids: string[] }>();
       for (const r of result.vendorResults) {
         const error = r.error ?? null;
@@ -303,8 +324,17 @@ export class SqlPushStore implements PushStore {
       await this.addCounts(trx, appId, notificationId, result.counts);
       await sql`UPDATE push_pages SET done = 1 WHERE app_id = ${appId} AND notification_id = ${notificationId}
         AND seq = ${result.seq}`.execute(trx);
+      // Two last pages finishing at once may each see the other pending; closeFinished() sweeps that case.
       await this.closeIfDelivered(trx, appId, notificationId, now);
     });
+  }
+
+  async closeFinished(now: number): Promise<number> {
+    const { rows } = await sql`UPDATE push_notifications SET status = 'done', updated_at = ${now}
+      WHERE status = 'sending' AND paged = 1 AND NOT EXISTS (SELECT 1 FROM push_pages p
+        WHERE p.app_id = push_notifications.app_id AND p.notification_id = push_notifications.id AND p.done = 0)
+      RETURNING id`.execute(this.db);
+    return rows.length;
   }
 
   async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {

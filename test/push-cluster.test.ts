@@ -1,0 +1,131 @@
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDatabase, type TestDatabase } from './helpers/harness.ts';
+import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import { Client } from './helpers/client.ts';
+import { mailboxRows, seedInstallations } from './helpers/seed-installations.ts';
+import { ChannelClient } from '../src/push/channel/client.ts';
+
+/**
+ * Several Roost processes on one database and one Redis: a push accepted by one node reaches a
+ * device held by another, two nodes share a job with each device served once, and a node killed
+ * in the middle of a 20,000-device job loses nothing.
+ */
+let database: TestDatabase;
+let a: RoostProcess;
+let b: RoostProcess;
+let keys: { appId: string; appKey: string; masterKey: string };
+const devices: ChannelClient[] = [];
+const env = { REDIS_URL: 'redis://127.0.0.1:6379', PUSH_PAGE_SIZE: '250', PUSH_LEASE_MS: '1500', LOG_LEVEL: 'warn' };
+
+before(async () => {
+  database = await testDatabase();
+  a = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
+  b = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
+  keys = a.defaultKeys!;
+});
+after(async () => {
+  await Promise.all(devices.map((d) => d.close()));
+  await a?.stop();
+  await b?.stop();
+  await database?.drop();
+});
+
+const master = (node: RoostProcess) => new Client({ url: node.url, ...keys });
+
+async function connectAll(node: RoostProcess, ids: string[]): Promise<ChannelClient[]> {
+  const out: ChannelClient[] = [];
+  for (let i = 0; i < ids.length; i += 250) {
+    const batch = ids.slice(i, i + 250).map((installationId) => new ChannelClient({ url: node.url, appId: keys.appId, appKey: keys.appKey, installationId }));
+    await Promise.all(batch.map((d) => d.connect()));
+    out.push(...batch);
+  }
+  devices.push(...out);
+  return out;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function record(node: RoostProcess, id: string) {
+  return (await master(node).get(`/1.1/notifications/${id}`)).body;
+}
+
+function assertOnce(list: ChannelClient[], id: string) {
+  const wrong = list.filter((d) => d.messages.length !== 1 || d.received.get(id) !== 1);
+  assert.equal(wrong.length, 0, `${wrong.length} devices got the message not exactly once, e.g. ${wrong[0]?.options.installationId}: ${wrong[0]?.messages.length}`);
+}
+
+test('two nodes with Redis: a device on node B gets a push accepted by node A', async () => {
+  const created = await new Client({ url: a.url, appId: keys.appId, appKey: keys.appKey }).post('/1.1/installations', {
+    installationId: 'relay-1',
+    channels: ['relay'],
+  });
+  assert.equal(created.status, 201, created.text);
+  const [device] = await connectAll(b, ['relay-1']);
+  const pushed = await master(a).post('/1.1/push', { channels: ['relay'], data: { alert: 'via redis' } });
+  assert.equal(pushed.status, 201, pushed.text);
+  await device.waitForMessages(1, 10_000);
+  assert.deepEqual(device.messages[0].data, { alert: 'via redis' });
+  await waitFor('done', async () => (await record(b, pushed.body.objectId)).status === 'done');
+});
+
+test('two processes work one job; each device gets the message exactly once', async () => {
+  await seedInstallations({ env: database.env, appId: keys.appId, count: 2000, prefix: 'two-', channel: 'two' });
+  const ids = Array.from({ length: 2000 }, (_, i) => `two-${i}`);
+  const onA = await connectAll(a, ids.filter((_, i) => i % 2 === 0));
+  const onB = await connectAll(b, ids.filter((_, i) => i % 2 === 1));
+  const pushed = await master(a).post('/1.1/push', { channels: ['two'], data: { alert: 'shared job' } });
+  assert.equal(pushed.status, 201);
+  const id = pushed.body.objectId;
+  await Promise.all([...onA, ...onB].map((d) => d.waitForMessages(1, 20_000)));
+  const done = await waitFor('done', async () => {
+    const r = await record(a, id);
+    return r.status === 'done' && r.lcSuccesses === 2000 ? r : null;
+  });
+  assert.equal(done.devices, 2000);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assertOnce([...onA, ...onB], id);
+  assert.deepEqual(await mailboxRows(database.env, keys.appId, id), { rows: 2000, devices: 2000 });
+});
+
+test('a process killed mid 20,000-device job: the other completes it, every device once', async () => {
+  const count = 20_000;
+  await seedInstallations({ env: database.env, appId: keys.appId, count, prefix: 'big-', channel: 'big' });
+  // Every tenth device is online on B (the survivor); others log in afterwards.
+  const online = await connectAll(b, Array.from({ length: count / 10 }, (_, i) => `big-${i * 10}`));
+  const pushed = await master(a).post('/1.1/push', { channels: ['big'], data: { alert: 'survive' } });
+  assert.equal(pushed.status, 201);
+  const id = pushed.body.objectId;
+  const before = await waitFor('the job under way', async () => {
+    const r = await record(b, id);
+    return r.devices >= 2000 ? r : null;
+  }, 20_000);
+  a.child.kill('SIGKILL');
+  await a.stop();
+  assert.notEqual(before.status, 'done', 'the kill should land in the middle of the job');
+  assert.ok(before.devices < count);
+
+  await Promise.all(online.map((d) => d.waitForMessages(1, 30_000)));
+  const done = await waitFor('done', async () => {
+    const r = await record(b, id);
+    return r.status === 'done' ? r : null;
+  }, 30_000);
+  assert.equal(done.devices, count);
+  assert.equal(done.routes.lc.devices, count);
+  assert.deepEqual(await mailboxRows(database.env, keys.appId, id), { rows: count, devices: count });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assertOnce(online, id);
+
+  const late = await connectAll(b, Array.from({ length: 300 }, (_, i) => `big-${i * 10 + 1}`));
+  await Promise.all(late.map((d) => d.waitForMessages(1, 10_000)));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assertOnce(late, id);
+});
