@@ -141,6 +141,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
 
   app.addHook('onResponse', async (request, reply) => {
+    // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
+    if ((request.log as Partial<Logger>).isLevelEnabled?.('info') === false) return;
     request.log.info(
       { method: request.method, url: safeUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',

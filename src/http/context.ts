@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
 import { md5Hex, safeEqual } from '../lib/crypto.ts';
@@ -42,9 +43,30 @@ function checkSignature(sign: string, app: AppRecord, now: number): { master: bo
   return safeEqual(expected, digest.toLowerCase()) ? { master } : null;
 }
 
+/**
+ * SHA-256 of the applications' keys, kept so that a request hashes only the key it brings
+ * (hashing both sides on every request was ~5% of a get-by-id's CPU, bench/RESULTS.md).
+ */
+const keyDigests = new Map<string, Buffer>();
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** Same answer and the same constant-time comparison as safeEqual(provided, secret). */
+function keyEquals(provided: string, secret: string): boolean {
+  let expected = keyDigests.get(secret);
+  if (expected === undefined) {
+    expected = sha256(secret);
+    if (keyDigests.size >= 10_000) keyDigests.clear();
+    keyDigests.set(secret, expected);
+  }
+  return timingSafeEqual(sha256(provided), expected) && provided.length === secret.length;
+}
+
 function checkKey(key: string, app: AppRecord): { master: boolean } | null {
-  if (key.endsWith(',master')) return safeEqual(key.slice(0, -',master'.length), app.masterKey) ? { master: true } : null;
-  return safeEqual(key, app.appKey) ? { master: false } : null;
+  if (key.endsWith(',master')) return keyEquals(key.slice(0, -',master'.length), app.masterKey) ? { master: true } : null;
+  return keyEquals(key, app.appKey) ? { master: false } : null;
 }
 
 export function authenticate(options: { registry: AppRegistry; clock: Clock; resolveSession: SessionResolver }) {
