@@ -8,7 +8,7 @@
 //
 // The peer lives in bench/peer (own package.json and lockfile); this script installs it there with
 // `npm ci` when its node_modules are missing. Knobs (environment): BENCH_DURATION seconds per
-// measurement (10), BENCH_ROUNDS (2), BENCH_CONNECTIONS (16), BENCH_USERS seeded per server (200),
+// measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_USERS seeded per server (200),
 // BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs Roost with --cpu-prof into bench/profiles/.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,7 +46,7 @@ import {
 
 const connections = envNumber('BENCH_CONNECTIONS', 16);
 const durationSec = envNumber('BENCH_DURATION', 10);
-const rounds = envNumber('BENCH_ROUNDS', 2);
+const rounds = envNumber('BENCH_ROUNDS', 3);
 const userCount = envNumber('BENCH_USERS', 200);
 const record = process.argv.includes('--record');
 const profile = process.env.BENCH_PROFILE === '1';
@@ -314,17 +314,30 @@ async function main(): Promise<void> {
     }
 
     const samples = new Map<string, Sample[]>();
+    // The hash limit of a round is measured right before and right after Roost's login run and
+    // averaged, so login is read against the machine as it was during that run.
     const hashLimits: HashLimit[] = [];
     for (let round = 1; round <= rounds; round++) {
-      await quiesce(flavours.map((f) => f.server.pid));
-      hashLimits.push(measureHashLimit());
       for (const scenario of scenarioList) {
         // Alternate which server goes first, so neither always runs on the warmer machine.
         const order = round % 2 ? flavours : [...flavours].reverse();
         for (const flavour of order) {
           const key = `${flavour.label}/${scenario.name}`;
           if (!samples.has(key)) samples.set(key, []);
+          const bracket = scenario.name === 'login' && flavour === roost;
+          const pids = flavours.map((f) => f.server.pid);
+          if (bracket) await quiesce(pids);
+          const before = bracket ? measureHashLimit() : null;
           samples.get(key)!.push(await measure(flavour, scenario, round, flavours));
+          if (before) {
+            await quiesce(pids);
+            const after = measureHashLimit();
+            hashLimits.push({
+              ...before,
+              rate: (before.rate + after.rate) / 2,
+              cpu: (before.cpu + after.cpu) / 2,
+            });
+          }
         }
       }
     }
@@ -370,12 +383,15 @@ async function main(): Promise<void> {
     const login = rows.find((row) => row.name === 'login')!;
     // Each round's login against the hash limit measured in that round.
     const loginShare = median(login.roostRuns.map((run, i) => run.rps / hashLimits[i].rate));
+    const loginCpuMs = median(login.roostRuns.map((run) => (run.serverCpu / run.rps) * 1000));
+    const hashCpuMs = median(hashLimits.map((h) => (h.cpu / h.rate) * 1000));
     const meOk = me.ratio >= 5;
     const loginOk = loginShare >= 0.9;
     const params = hashLimits[0].params;
     const verdict = [
       `- users/me: Roost ${me.ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 5×): ${meOk ? 'met' : 'MISSED'}`,
       `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginOk ? 'met' : 'MISSED'} — ${fixed(login.roost, 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, ${connections} at a time)`,
+      `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
     ].join('\n');
     const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const settings = `${connections} connections, ${rounds} rounds × ${durationSec} s per scenario and server (after 2 s warm-up), ${userCount} seeded users per server; Parse Server ${peerVersion()} (bcrypt cost 10 via @node-rs/bcrypt) and Roost both on PostgreSQL ${await pgVersion()}`;
@@ -387,7 +403,7 @@ async function main(): Promise<void> {
         `## Accounts (issue 3): Roost against Parse Server, and the password-hash limit
 
 Run ${when} on ${machine()}.
-${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process in every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, ${connections} at a time), and login is read against the limit of the same round. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
+${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process right before and right after Roost's login run of every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, ${connections} at a time, libuv's default pool as in Roost), and login is read against the mean of the two. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
 
 ${table(headers, body)}
 
