@@ -8,6 +8,8 @@ import { openStore } from './storage/open.ts';
 import { AppRegistry } from './apps/registry.ts';
 import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
+import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
+import { importCommand, importUsage } from './import/command.ts';
 
 const usage = `Usage: roost <command>
 
@@ -16,6 +18,8 @@ const usage = `Usage: roost <command>
   app list                                list applications (id, name, created)
   app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
   migrate                                 apply database migrations and exit
+  ${devicesUsage}
+  ${importUsage}
 
 Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
 
@@ -95,6 +99,14 @@ export async function runCli(argv: string[]): Promise<number> {
         return -1;
       case 'app':
         return await appCommand(rest);
+      case 'import':
+        return await importCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'devices':
+        return await devicesCommand(rest, (message) => {
+          throw new UsageError(message);
+        });
       case 'migrate':
         await withRegistry(async () => undefined);
         process.stdout.write('migrations applied\n');

@@ -18,7 +18,7 @@ export class Lockout {
   }
 
   /** Epoch ms until which the user's logins are refused, null when open, and whether failures are on record. */
-  async state(appId: string, userId: string): Promise<{ lockedUntil: number | null; hasFailures: boolean }> {
+  async state(appId: string, userId: string): Promise<{ lockedUntil: number | null; hasFailures: boolean; failures: number }> {
     const state = await this.store.loginFailureState(
       appId,
       userId,
@@ -26,7 +26,7 @@ export class Lockout {
       lockoutPolicy.windowMs,
       lockoutPolicy.threshold,
     );
-    return { lockedUntil: state.lockedUntil, hasFailures: state.failures > 0 };
+    return { lockedUntil: state.lockedUntil, hasFailures: state.failures > 0, failures: state.failures };
   }
 
   recordFailure(appId: string, userId: string): Promise<void> {

@@ -3,6 +3,7 @@ import { hash, verify, type Options } from '@node-rs/argon2';
 /** Algorithm.Argon2id; the package's enum is a const enum, which this build cannot import. */
 const argon2id = 2;
 import { randomToken } from '../lib/crypto.ts';
+import { isLegacyHash, verifyLegacy } from './legacy-passwords.ts';
 
 /**
  * argon2id with OWASP's minimum: 19 MiB of memory, 2 passes, one lane. bench/ measures the
@@ -36,12 +37,19 @@ export class PasswordHasher {
 
   /** False for a wrong password and for a hash this hasher cannot read. */
   async verify(passwordHash: string, password: string): Promise<boolean> {
+    // Imported from the hosted service (src/accounts/legacy-passwords.ts); login then rehashes it.
+    if (isLegacyHash(passwordHash)) return verifyLegacy(passwordHash, password);
     if (!passwordHash.startsWith('$argon2')) return false;
     try {
       return await verify(passwordHash, password);
     } catch {
       return false;
     }
+  }
+
+  /** Whether a hash that just verified should be replaced by an argon2id one. */
+  needsRehash(passwordHash: string): boolean {
+    return !passwordHash.startsWith('$argon2id$');
   }
 
   /**

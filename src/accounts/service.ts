@@ -10,7 +10,8 @@ import { wherePaths } from '../objects/query.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import type { UserRecord } from '../storage/account-store.ts';
-import { Lockout } from './lockout.ts';
+import { Lockout, lockoutPolicy } from './lockout.ts';
+import { noMetrics, type Metrics } from '../lib/metrics.ts';
 import { PasswordHasher } from './passwords.ts';
 import { SessionTokens } from './sessions.ts';
 import { SmsAccounts } from './sms.ts';
@@ -65,6 +66,7 @@ export class AccountService {
   /** Phone numbers and SMS codes (src/accounts/sms.ts). */
   readonly sms: SmsAccounts;
   private readonly onEmailToVerify: EmailToVerify | undefined;
+  private readonly metrics: Metrics;
 
   constructor(options: {
     store: Store;
@@ -77,8 +79,11 @@ export class AccountService {
     fetch?: typeof fetch;
     /** Mails the verification link (src/accounts/email-verification.ts). */
     onEmailToVerify?: EmailToVerify;
+    /** Counts logins and lockouts for GET /metrics (src/lib/metrics.ts). */
+    metrics?: Metrics;
   }) {
     this.onEmailToVerify = options.onEmailToVerify;
+    this.metrics = options.metrics ?? noMetrics;
     this.store = options.store;
     this.clock = options.clock;
     this.passwords = options.passwords ?? new PasswordHasher();
@@ -143,19 +148,34 @@ export class AccountService {
     const record = await this.store.accounts.findUser(caller.appId, { field, value });
     if (!record) {
       await this.passwords.verifyDummy(password);
+      this.metrics.login('failure');
       fail('userNotFound');
     }
     const userId = record.user.objectId;
     const lock = await this.lockout.state(caller.appId, userId);
-    if (lock.lockedUntil !== null) fail('loginLocked');
+    if (lock.lockedUntil !== null) {
+      this.metrics.login('locked');
+      fail('loginLocked');
+    }
     const ok = record.passwordHash
       ? await this.passwords.verify(record.passwordHash, password)
       : await this.passwords.verifyDummy(password);
     if (!ok) {
       await this.lockout.recordFailure(caller.appId, userId);
+      this.metrics.login('failure');
+      if (lock.failures === lockoutPolicy.threshold) this.metrics.lockout();
       fail('passwordMismatch');
     }
+    this.metrics.login('success');
     if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
+    // An imported hash (src/accounts/legacy-passwords.ts) becomes argon2id at the first login it lets through.
+    if (record.passwordHash && this.passwords.needsRehash(record.passwordHash)) {
+      await this.store.accounts.setPassword(caller.appId, userId, {
+        passwordHash: await this.passwords.hash(password),
+        updatedAt: record.user.updatedAt,
+        expectedHash: record.passwordHash,
+      });
+    }
     const settings = mergeSettings(caller.app.settings);
     if (settings.preventLoginWithUnverifiedEmail && typeof record.user.data.email === 'string' && record.user.data.emailVerified !== true) {
       fail('emailNotVerified');

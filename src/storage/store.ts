@@ -6,6 +6,7 @@ import type { PushStore } from './push-store.ts';
 import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
+import type { OpsStore } from './ops-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -29,6 +30,8 @@ export interface Store {
   readonly identities: IdentityStore;
   /** SMS codes and per-number send counters (src/storage/sms-store.ts). */
   readonly sms: SmsStore;
+  /** Bulk import and the gauges of GET /metrics (src/storage/ops-store.ts). */
+  readonly ops: OpsStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -22,6 +22,7 @@ import { SqlPushStore } from './push-store.ts';
 import { SqlMailTokenStore } from './mail-token-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
+import { SqlOpsStore } from './ops-store.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -49,7 +50,7 @@ export function readersOf(acl: Acl | null): string[] {
 }
 
 /** Columns the server relies on, lifted out of the schema-free data so indexes can hold them. */
-function promotedColumns(object: StoredObject) {
+export function promotedColumns(object: StoredObject) {
   const text = (key: string) => (typeof object.data[key] === 'string' ? (object.data[key] as string) : null);
   const isUser = object.className === '_User';
   return {
@@ -68,6 +69,7 @@ export class SqlStore implements Store {
   readonly mailTokens: SqlMailTokenStore;
   readonly identities: SqlIdentityStore;
   readonly sms: SqlSmsStore;
+  readonly ops: SqlOpsStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -80,6 +82,7 @@ export class SqlStore implements Store {
     this.mailTokens = new SqlMailTokenStore(options);
     this.identities = new SqlIdentityStore(options);
     this.sms = new SqlSmsStore(options);
+    this.ops = new SqlOpsStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -1,0 +1,76 @@
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import type { Config } from '../config.ts';
+import { systemClock } from '../lib/clock.ts';
+import { SessionTokens } from '../accounts/sessions.ts';
+import { openStore } from '../storage/open.ts';
+import { Importer, type FileReport, type ImportProblem } from './importer.ts';
+
+export const importUsage = `import --app APPID PATH [--class NAME] [--batch N]
+                                          load the hosted service's export (JSON lines; a file or a folder of them)`;
+
+/**
+ * `roost import --app APPID PATH`: streams the export into the store. Bad lines and conflicts
+ * go to stderr as `file:line: message`; the summary is JSON on stdout. Exit 0 even with bad
+ * lines (they are reported, never fatal); 1 when the application does not exist.
+ */
+export async function importCommand(args: string[], config: Config, usage: (message: string) => never): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { app: { type: 'string' }, class: { type: 'string' }, batch: { type: 'string' } },
+  });
+  if (!values.app) usage('import needs --app APPID');
+  if (positionals.length !== 1) usage('import needs one PATH (an export file or a folder of them)');
+  const batchSize = values.batch === undefined ? undefined : Number(values.batch);
+  if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= 20000)) {
+    usage('--batch wants a whole number from 1 to 20000');
+  }
+  const store = await openStore(config);
+  try {
+    if (!(await store.getApp(values.app))) {
+      process.stderr.write(`roost: no application with id ${values.app}\n`);
+      return 1;
+    }
+    const sessions = new SessionTokens({ secret: config.secret || (await store.serverSecret()) });
+    // A bar only on a terminal; logs and CI get the problems and the summary alone.
+    const bars = process.stderr.isTTY
+      ? new cliProgress.MultiBar(
+          { format: 'importing [{bar}] {percentage}% | {value}/{total} MB | {eta_formatted} left', hideCursor: true, stream: process.stderr },
+          cliProgress.Presets.shades_classic,
+        )
+      : null;
+    const bar = bars?.create(1, 0);
+    const say = (text: string) => (bars ? bars.log(text + '\n') : process.stderr.write(text + '\n'));
+    const counts = { bad: 0, conflict: 0, warning: 0 };
+    const importer = new Importer({
+      store,
+      clock: systemClock,
+      appId: values.app,
+      seal: (token) => sessions.seal(token),
+      batchSize,
+      className: values.class,
+      onProblem: (problem: ImportProblem) => {
+        counts[problem.kind]++;
+        say(`${problem.file}:${problem.line}: ${problem.kind === 'warning' ? 'warning' : 'skipped'}: ${problem.message}`);
+      },
+      onProgress: (done, total) => {
+        if (!bar) return;
+        bar.setTotal(Math.max(1, Math.round(total / 1e6)));
+        bar.update(Math.round(done / 1e6));
+      },
+    });
+    const started = performance.now();
+    let reports: FileReport[];
+    try {
+      reports = await importer.run(positionals[0]);
+    } finally {
+      bars?.stop();
+    }
+    const seconds = Math.round(performance.now() - started) / 1000;
+    process.stdout.write(JSON.stringify({ seconds, files: reports, problems: counts }, null, 2) + '\n');
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

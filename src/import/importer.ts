@@ -1,0 +1,163 @@
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { Clock } from '../lib/clock.ts';
+import { builtInClasses, classNamePattern } from '../objects/values.ts';
+import type { SessionSeal } from '../storage/account-store.ts';
+import type { ImportRecord, ImportStatus } from '../storage/ops-store.ts';
+import type { Store } from '../storage/store.ts';
+import { parseExportLine } from './export-format.ts';
+
+/** A line that was skipped (bad, or its unique value taken) or imported with a caveat. */
+export interface ImportProblem {
+  file: string;
+  line: number;
+  kind: 'bad' | 'conflict' | 'warning';
+  message: string;
+}
+
+export interface FileReport {
+  file: string;
+  className: string;
+  lines: number;
+  inserted: number;
+  /** objectId already present: skipped (a re-run is idempotent). */
+  existing: number;
+  conflicts: number;
+  bad: number;
+}
+
+export interface ImportOptions {
+  store: Store;
+  clock: Clock;
+  appId: string;
+  /** Seals an exported session token as Roost stores its own (src/accounts/sessions.ts). */
+  seal: (token: string) => SessionSeal;
+  /** Rows per store call (one transaction). */
+  batchSize?: number;
+  /** Forces the class of a single file instead of taking it from the file name. */
+  className?: string;
+  onProblem?: (problem: ImportProblem) => void;
+  /** Bytes of the export files read so far, of `total`. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+const exportFile = /\.(jsonl|json|ndjson)(\.gz)?$/;
+
+/** `_User.json`, `_User.0.jsonl`, `Post.jsonl.gz` → the class before the first dot. */
+export function classOfFile(path: string): string {
+  return basename(path).split('.')[0];
+}
+
+export function importableClass(className: string): boolean {
+  return classNamePattern.test(className) || builtInClasses.has(className);
+}
+
+/** The export files under a path: the file itself, or a folder's files, users and devices first. */
+export async function exportFiles(path: string): Promise<string[]> {
+  if (!(await stat(path)).isDirectory()) return [path];
+  const names = (await readdir(path)).filter((name) => exportFile.test(name)).sort();
+  const rank = (name: string) => ({ _User: 0, _Installation: 1 })[classOfFile(name)] ?? 2;
+  return names.sort((a, b) => rank(a) - rank(b)).map((name) => join(path, name));
+}
+
+/**
+ * Streams export files into the store: lines are parsed while the previous batch is being
+ * written, so reading, parsing and the database overlap. Never stops on a bad line.
+ */
+export class Importer {
+  private readonly options: ImportOptions;
+  private readonly batchSize: number;
+  private bytesDone = 0;
+  private bytesTotal = 0;
+
+  constructor(options: ImportOptions) {
+    this.options = options;
+    this.batchSize = options.batchSize ?? 2000;
+  }
+
+  async run(path: string): Promise<FileReport[]> {
+    const files = await exportFiles(path);
+    if (files.length === 0) throw new Error(`no export files (*.json, *.jsonl, *.ndjson, optionally .gz) in ${path}`);
+    for (const file of files) this.bytesTotal += (await stat(file)).size;
+    const reports: FileReport[] = [];
+    for (const file of files) reports.push(await this.importFile(file));
+    return reports;
+  }
+
+  private problem(problem: ImportProblem): void {
+    this.options.onProblem?.(problem);
+  }
+
+  async importFile(file: string): Promise<FileReport> {
+    const className = this.options.className ?? classOfFile(file);
+    const report: FileReport = { file, className, lines: 0, inserted: 0, existing: 0, conflicts: 0, bad: 0 };
+    if (!importableClass(className)) {
+      this.problem({ file, line: 0, kind: 'warning', message: `class ${className} is not imported (only _User, _Installation, _Role and your own classes)` });
+      this.bytesDone += (await stat(file)).size;
+      this.options.onProgress?.(this.bytesDone, this.bytesTotal);
+      return report;
+    }
+    const raw = createReadStream(file);
+    raw.on('data', (chunk) => {
+      this.bytesDone += chunk.length;
+      this.options.onProgress?.(this.bytesDone, this.bytesTotal);
+    });
+    const input: Readable = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+    const lines = createInterface({ input, crlfDelay: Infinity });
+    let batch: ImportRecord[] = [];
+    let numbers: number[] = [];
+    let pending: Promise<void> = Promise.resolve();
+    const now = this.options.clock.now();
+    for await (const line of lines) {
+      report.lines++;
+      const text = line.trim();
+      if (text === '') continue;
+      const parsed = parseExportLine(text, { className, now, seal: this.options.seal });
+      if ('error' in parsed) {
+        report.bad++;
+        this.problem({ file, line: report.lines, kind: 'bad', message: parsed.error });
+        continue;
+      }
+      for (const message of parsed.warnings) this.problem({ file, line: report.lines, kind: 'warning', message });
+      batch.push(parsed.record);
+      numbers.push(report.lines);
+      if (batch.length >= this.batchSize) {
+        await pending;
+        pending = this.write(file, batch, numbers, report);
+        batch = [];
+        numbers = [];
+      }
+    }
+    await pending;
+    await this.write(file, batch, numbers, report);
+    return report;
+  }
+
+  private async write(file: string, records: ImportRecord[], numbers: number[], report: FileReport): Promise<void> {
+    if (records.length === 0) return;
+    const statuses = await this.options.store.ops.importObjects(this.options.appId, records);
+    statuses.forEach((status: ImportStatus, i) => {
+      if (status.kind === 'inserted') {
+        report.inserted++;
+        for (const platform of status.droppedAuthData) {
+          this.problem({
+            file,
+            line: numbers[i],
+            kind: 'warning',
+            message: `authData.${platform} is already bound to another user: left out of this user`,
+          });
+        }
+      } else if (status.kind === 'exists') {
+        report.existing++;
+      } else {
+        report.conflicts++;
+        const what = status.field ?? 'a unique value';
+        this.problem({ file, line: numbers[i], kind: 'conflict', message: `${what} is already taken by another object: skipped` });
+      }
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import type { StoredObject, UniqueField } from '../objects/types.ts';
+import type { SessionSeal } from './account-store.ts';
+
+/** One object of a data export, ready to store (src/import/). */
+export interface ImportRecord {
+  object: StoredObject;
+  /** `_User` only: the stored password hash (an imported legacy one), or null. */
+  passwordHash: string | null;
+  /** `_User` only: the exported session token, sealed, so signed-in apps stay signed in. */
+  session: SessionSeal | null;
+}
+
+export type ImportStatus =
+  /** Stored; `droppedAuthData` names authData entries whose account another user already holds. */
+  | { kind: 'inserted'; droppedAuthData: string[] }
+  /** An object with this objectId is already there: skipped, as the hosted service's import did. */
+  | { kind: 'exists' }
+  /** Another object holds one of its unique values; null when the index cannot be told. */
+  | { kind: 'conflict'; field: UniqueField | 'sessionToken' | null };
+
+/** Gauges of the push queue, read by GET /metrics at scrape time. */
+export interface QueueDepth {
+  /** Pushes not yet fully paged whose time has come. */
+  due: number;
+  /** Pushes waiting for a later push_time. */
+  scheduled: number;
+  /** Pages routed but not yet delivered (in flight or waiting for a retry after a dead worker). */
+  pagesPending: number;
+}
+
+/** The operator's verbs: bulk import of an export, and the gauges monitoring reads. */
+export interface OpsStore {
+  /**
+   * Inserts many objects of one application in one transaction, with their promoted columns,
+   * secrets and third-party identity rows; an objectId already present is skipped. Answers one
+   * status per record, in order.
+   */
+  importObjects(appId: string, records: ImportRecord[]): Promise<ImportStatus[]>;
+  queueDepth(now: number): Promise<QueueDepth>;
+}
