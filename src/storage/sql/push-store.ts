@@ -202,9 +202,13 @@ export class SqlPushStore implements PushStore {
       const app = await sql<{ settings: unknown }>`SELECT settings FROM apps WHERE app_id = ${row.app_id}`.execute(trx);
       const settings = this.dialect.decodeJson<{ mixedPush?: unknown } | null>(app.rows[0]?.settings ?? null);
       const selector = JSON.parse(row.selector) as Where;
+      const mixedPush = settings?.mixedPush === true;
+      // With mixed push off no device goes to a maker, so the maker fields are not even read.
+      const vendorColumns = mixedPush
+        ? sql`${this.text('vendor')} AS vendor, ${this.text('registrationId')} AS registration_id, ${this.text('deviceProfile')} AS device_profile`
+        : sql`NULL AS vendor, NULL AS registration_id, NULL AS device_profile`;
       const page = await sql<{ id: string; installation_id: string | null; vendor: unknown; registration_id: unknown; device_profile: unknown }>`
-        SELECT o.id, o.installation_id, ${this.text('vendor')} AS vendor, ${this.text('registrationId')} AS registration_id,
-          ${this.text('deviceProfile')} AS device_profile
+        SELECT o.id, o.installation_id, ${vendorColumns}
         FROM objects o WHERE o.app_id = ${row.app_id} AND o.class_name = '_Installation' AND o.id > ${row.last_key}
         AND ${compileWhere(this.dialect, '_Installation', selector)}
         ORDER BY o.id LIMIT ${pageSize}`.execute(trx);
@@ -216,7 +220,7 @@ export class SqlPushStore implements PushStore {
         registrationId: str(r.registration_id),
         deviceProfile: str(r.device_profile),
       }));
-      const routing = options.route(job, devices, { mixedPush: settings?.mixedPush === true });
+      const routing = options.route(job, devices, { mixedPush });
       const seq = Number(row.pages);
       const hasWork = routing.channel.length > 0 || routing.vendor.length > 0;
       if (routing.channel.length > 0) {

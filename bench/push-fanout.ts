@@ -1,0 +1,146 @@
+// Fan-out of one push to many installations on Roost's own channel (issue 6), PostgreSQL.
+//   node --import tsx bench/push-fanout.ts [--record]
+// Knobs: FANOUT_INSTALLATIONS (100000), FANOUT_CONNECTED (19900: this machine allows 20,000 open
+// files per process, and the Roost process needs a few for itself), FANOUT_SIMULATORS (2),
+// FANOUT_PAGE_SIZE (1000), FANOUT_RUNS (3).
+// One Roost process (src/main.ts) holds every connection; the devices are `roost devices simulate`
+// processes. Measured per run: time from the request until the record shows every installation
+// routed, until every connected device has the message, and the Roost process's resident memory
+// with every device connected.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { envNumber, log, root, benchDir, pgAdminUrl } from './lib.ts';
+import { spawnRoost } from '../test/helpers/processes.ts';
+import { seedInstallations } from '../test/helpers/seed-installations.ts';
+import { Client } from '../test/helpers/client.ts';
+import pg from 'pg';
+
+const installations = envNumber('FANOUT_INSTALLATIONS', 100_000);
+const connected = envNumber('FANOUT_CONNECTED', 19_900);
+const simulators = envNumber('FANOUT_SIMULATORS', 2);
+const pageSize = envNumber('FANOUT_PAGE_SIZE', 1000);
+const runs = envNumber('FANOUT_RUNS', 3);
+const record = process.argv.includes('--record');
+
+interface Simulator {
+  child: ChildProcess;
+  events: Array<Record<string, any>>;
+  waitFor(predicate: (event: Record<string, any>) => boolean, timeoutMs: number): Promise<Record<string, any>>;
+}
+
+function startSimulator(url: string, keys: { appId: string; appKey: string }, start: number, count: number): Simulator {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'devices', 'simulate', '--url', url, '--app-id', keys.appId, '--app-key', keys.appKey,
+      '--count', String(count), '--start', String(start), '--prefix', 'bench-', '--concurrency', '250'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const events: Array<Record<string, any>> = [];
+  const waiters: Array<() => void> = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (!line.startsWith('{')) return;
+    events.push(JSON.parse(line));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    child,
+    events,
+    async waitFor(predicate, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = events.find(predicate);
+        if (found) return found;
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error('simulator: timed out');
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+  };
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+async function main() {
+  const name = `roost_bench_fanout_${process.pid}`;
+  const admin = new pg.Client({ connectionString: pgAdminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(pgAdminUrl);
+  url.pathname = `/${name}`;
+  const env = { DATABASE_URL: url.toString(), PUSH_PAGE_SIZE: String(pageSize) };
+  const roost = await spawnRoost(env);
+  const keys = roost.defaultKeys!;
+  const sims: Simulator[] = [];
+  try {
+    log(`seeding ${installations} installations`);
+    await seedInstallations({ env, appId: keys.appId, count: installations, prefix: 'bench-', channel: 'bench' });
+    const rssBefore = rssMiB(roost.child.pid!);
+    log(`connecting ${connected} devices from ${simulators} simulator processes`);
+    const per = Math.ceil(connected / simulators);
+    const t = Date.now();
+    for (let i = 0; i < simulators; i++) {
+      sims.push(startSimulator(roost.url, keys, i * per, Math.min(per, connected - i * per)));
+    }
+    await Promise.all(sims.map((s) => s.waitFor((e) => e.event === 'connected', 300_000)));
+    const connectSeconds = (Date.now() - t) / 1000;
+    const rssConnected = rssMiB(roost.child.pid!);
+    log(`connected in ${connectSeconds.toFixed(1)} s; Roost RSS ${rssBefore.toFixed(0)} → ${rssConnected.toFixed(0)} MiB`);
+
+    const master = new Client({ url: roost.url, ...keys });
+    const results: Array<{ routedMs: number; deliveredMs: number; doneMs: number }> = [];
+    for (let run = 0; run < runs; run++) {
+      const t0 = Date.now();
+      const pushed = await master.post('/1.1/push', { channels: ['bench'], data: { alert: `run ${run}`, title: 'bench' } });
+      if (pushed.status !== 201) throw new Error(pushed.text);
+      const id = pushed.body.objectId;
+      let routedMs = 0;
+      let doneMs = 0;
+      while (!doneMs) {
+        const r = (await master.get(`/1.1/notifications/${id}`)).body;
+        if (!routedMs && r.routes?.lc?.devices === installations) routedMs = Date.now() - t0;
+        if (r.status === 'done') doneMs = Date.now() - t0;
+        if (Date.now() - t0 > 120_000) throw new Error(`push not done: ${JSON.stringify(r)}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const got = await Promise.all(sims.map((s) => s.waitFor((e) => e.event === 'received' && e.id === id, 60_000)));
+      const deliveredMs = Math.max(...got.map((e) => e.at)) - t0;
+      results.push({ routedMs, deliveredMs, doneMs });
+      log(`run ${run + 1}: routed ${routedMs} ms, every connected device had it after ${deliveredMs} ms, record done ${doneMs} ms`);
+    }
+    const duplicates = sims.map((s) => s.events.filter((e) => e.event === 'stats').at(-1)?.duplicates ?? 0);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const summary = {
+      installations,
+      connected,
+      pageSize,
+      connectSeconds,
+      rssBeforeMiB: Math.round(rssBefore),
+      rssConnectedMiB: Math.round(rssConnected),
+      routedMs: results.map((r) => r.routedMs),
+      deliveredMs: results.map((r) => r.deliveredMs),
+      medianRoutedMs: median(results.map((r) => r.routedMs)),
+      medianDeliveredMs: median(results.map((r) => r.deliveredMs)),
+      duplicates,
+    };
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    if (record) writeFileSync(join(benchDir, 'push-fanout.json'), JSON.stringify(summary, null, 2) + '\n');
+  } finally {
+    for (const s of sims) s.child.kill('SIGTERM');
+    await roost.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
