@@ -9,7 +9,6 @@ import { AppRegistry } from './apps/registry.ts';
 import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
-import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
 import { importCommand, importUsage } from './import/command.ts';
 
 const usage = `Usage: roost <command>
@@ -19,7 +18,6 @@ const usage = `Usage: roost <command>
   app list                                list applications (id, name, created)
   app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
   migrate                                 apply database migrations and exit
-  ${devicesUsage}
   ${devicesUsage}
   ${importUsage}
 
@@ -103,10 +101,6 @@ export async function runCli(argv: string[]): Promise<number> {
         return await appCommand(rest);
       case 'import':
         return await importCommand(rest, loadConfig(), (message) => {
-          throw new UsageError(message);
-        });
-      case 'devices':
-        return await devicesCommand(rest, (message) => {
           throw new UsageError(message);
         });
       case 'devices':
