@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
+  analyzeDatabase,
   benchDir,
   buildRoost,
   cleanup,
@@ -307,6 +308,9 @@ async function main(): Promise<void> {
 
     log(`seeding ${userCount} users on each`);
     for (const flavour of flavours) await seedUsers(flavour, flavour === roost ? 'r' : 'p');
+    // Planner statistics for both, as autovacuum would gather them (it is off on this machine).
+    await analyzeDatabase(roostUrl);
+    await analyzeDatabase(peerUrl);
 
     log(`warming up (2 s per scenario and server), then ${rounds} rounds × ${scenarioList.length} scenarios × 2 servers × ${durationSec} s at ${connections} connections`);
     for (const scenario of scenarioList) {

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  analyzeDatabase,
   benchDir,
   buildRoost,
   cleanup,
@@ -184,6 +185,7 @@ async function main(): Promise<void> {
       stack.push(() => server.stop());
       log(`${label}: Roost pid ${server.pid} at ${server.url}; seeding ${seedCount} objects`);
       const ids = await seed({ server, keys });
+      if ('databaseUrl' in store) await analyzeDatabase(store.databaseUrl);
       targets.push({ label: `Roost ${label}`, server, keys, ids });
     }
     const bare = await startBare();
