@@ -9,6 +9,7 @@ import { InstallationService } from './installations.ts';
 import { parsePushRequest, type PushRequestContext } from './request.ts';
 import type { NotificationRecord } from './types.ts';
 import { unconfiguredDispatch, type VendorDispatch } from './vendor-dispatch.ts';
+import type { Metrics } from '../lib/metrics.ts';
 
 export interface PushServiceOptions {
   store: Store;
@@ -24,6 +25,8 @@ export interface PushServiceOptions {
   pageSize?: number;
   leaseMs?: number;
   pollMs?: number;
+  /** Counts devices handed to each route (src/lib/metrics.ts). */
+  metrics?: Metrics;
 }
 
 /** Push as the HTTP layer and main.ts see it: requests, records, the fan-out worker and the own channel. */
@@ -34,10 +37,12 @@ export class PushService {
   private readonly relay: Relay;
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly logger: Logger;
 
   constructor(options: PushServiceOptions) {
     this.store = options.store;
     this.clock = options.clock;
+    this.logger = options.logger;
     this.installations = new InstallationService({ objects: options.objects, store: options.store });
     this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger, appKey: options.appKey });
     this.relay = options.redisUrl
@@ -52,12 +57,22 @@ export class PushService {
       pageSize: options.pageSize,
       leaseMs: options.leaseMs,
       pollMs: options.pollMs,
+      metrics: options.metrics,
     });
   }
 
-  /** Resolves when the relay listens (Redis subscription made). */
+  /**
+   * Resolves when the relay listens (Redis subscription made), or after 5 s with a warning: the
+   * node still serves, and ioredis keeps reconnecting; devices on other nodes meanwhile get their
+   * messages from the mailbox at their next login.
+   */
   async ready(): Promise<void> {
-    if (this.relay instanceof RedisRelay) await this.relay.whenReady();
+    if (!(this.relay instanceof RedisRelay)) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 5000)));
+    const outcome = await Promise.race([this.relay.whenReady().then(() => 'ready' as const), timeout]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.logger.warn('push relay: Redis not reachable yet; continuing without it');
   }
 
   /** Validates and stores a push; a req_id seen within five minutes returns the first record. */
