@@ -219,4 +219,29 @@ test('channel login errors', async () => {
   await assert.rejects(unknown.connect(), (error: ChannelError) => error.code === 401);
   const empty = new ChannelClient({ url: server.url, appId: server.appId, appKey: server.appKey, installationId: '' });
   await assert.rejects(empty.connect(), (error: ChannelError) => error.code === 113);
+
+  // A bad frame after login is answered with an error and the connection stays usable.
+  await install('frames-1', { channels: ['frames'] });
+  const device = await online('frames-1');
+  device.send('not json');
+  device.send({ op: 'dance' });
+  device.send({ op: 'ack', ids: 'x' });
+  await settle();
+  assert.deepEqual(device.errors.map((e) => e.code), [107, 107, 107]);
+  assert.ok(device.open);
+  await push({ channels: ['frames'], data: { alert: 'still here' } });
+  await server.services.push.drain();
+  await device.waitForMessages(1);
+});
+
+test('a second login of the same installation replaces the first connection', async () => {
+  await install('twice-1', { channels: ['twice'] });
+  const first = await online('twice-1');
+  const second = await online('twice-1');
+  await settle();
+  assert.equal(first.open, false);
+  await push({ channels: ['twice'], data: { alert: 'latest only' } });
+  await server.services.push.drain();
+  await second.waitForMessages(1);
+  assert.equal(first.messages.length, 0);
 });
