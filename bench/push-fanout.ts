@@ -9,9 +9,8 @@
 // with every device connected.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { envNumber, log, root, benchDir, pgAdminUrl } from './lib.ts';
+import { readFileSync } from 'node:fs';
+import { envNumber, log, root, pgAdminUrl, machine, recordSection } from './lib.ts';
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { seedInstallations } from '../test/helpers/seed-installations.ts';
 import { Client } from '../test/helpers/client.ts';
@@ -131,13 +130,39 @@ async function main() {
       duplicates,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-    if (record) writeFileSync(join(benchDir, 'push-fanout.json'), JSON.stringify(summary, null, 2) + '\n');
+    if (record) recordSection('push-fanout', report(summary, results));
   } finally {
     for (const s of sims) s.child.kill('SIGTERM');
     await roost.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
   }
+}
+
+function report(
+  s: { connectSeconds: number; rssBeforeMiB: number; rssConnectedMiB: number; medianRoutedMs: number; medianDeliveredMs: number; duplicates: number[] },
+  results: Array<{ routedMs: number; deliveredMs: number; doneMs: number }>,
+): string {
+  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const rows = results
+    .map((r, i) => `| ${i + 1} | ${r.routedMs.toLocaleString('en')} | ${r.deliveredMs.toLocaleString('en')} | ${r.doneMs.toLocaleString('en')} |`)
+    .join('\n');
+  const perConnectionKiB = ((s.rssConnectedMiB - s.rssBeforeMiB) * 1024) / connected;
+  return `## Push fan-out (issue 6): one push to ${installations.toLocaleString('en')} installations on the own channel, PostgreSQL
+
+Run ${new Date().toISOString().slice(0, 20)}Z on ${machine()}.
+One Roost process (\`src/main.ts\`, PUSH_PAGE_SIZE=${pageSize}) holds ${connected.toLocaleString('en')} device connections made by ${simulators} \`roost devices simulate\` processes on the same two cores; ${installations.toLocaleString('en')} installations on channel \`bench\`, ${runs} pushes one after another. "Routed": from sending the request until the record counts every installation routed (polled every 10 ms). "Every connected device": until the last connected device received it (the simulators' clocks, same machine). ${connected.toLocaleString('en')}, not 20,000, connections: this machine's hard limit is 20,000 open files per process and the Roost process needs a few dozen for itself (database, Redis, logs).
+
+| push | routed ms | every connected device ms | record done ms |
+|------|-----------|---------------------------|----------------|
+${rows}
+
+- ${installations.toLocaleString('en')} routed in ${(s.medianRoutedMs / 1000).toFixed(1)} s, median (target < 5 s): ${verdict(s.medianRoutedMs < 5000)}
+- every connected device had the message after ${(s.medianDeliveredMs / 1000).toFixed(1)} s, median (target < 5 s): ${verdict(s.medianDeliveredMs < 5000)}
+- Roost's resident memory ${s.rssBeforeMiB} MiB idle → ${s.rssConnectedMiB} MiB with ${connected.toLocaleString('en')} devices connected (${perConnectionKiB.toFixed(1)} KiB per connection; target < 1 GiB): ${verdict(s.rssConnectedMiB < 1024)}
+- connecting the devices took ${s.connectSeconds.toFixed(0)} s; duplicates seen by the devices: ${s.duplicates.reduce((a, b) => a + b, 0)}
+
+Reproduce: \`npm run bench:push-fanout\` (PostgreSQL on 127.0.0.1:5432; knobs FANOUT_* in the script's header). \`-- --record\` rewrites this section.`;
 }
 
 main().catch((error) => {
