@@ -23,6 +23,8 @@ export interface Config {
   pushPageSize: number;
   /** How long a routed page belongs to its worker before another node redelivers it. */
   pushLeaseMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -73,6 +75,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboxDir: text(env, 'OUTBOX_DIR') ?? join(dataDir, 'outbox'),
     smsOutboxDir: text(env, 'SMS_OUTBOX_DIR') ?? join(dataDir, 'sms-outbox'),
     publicUrl: (publicUrl ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    metricsToken: text(env, 'METRICS_TOKEN'),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

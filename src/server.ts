@@ -29,6 +29,7 @@ import { EmailVerification } from './accounts/email-verification.ts';
 import { PasswordReset } from './accounts/password-reset.ts';
 import { Lockout } from './accounts/lockout.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
+import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -111,7 +112,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     logger: deps.logger,
   });
   const verification = new EmailVerification({ store, clock, links, logger: deps.logger });
-  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify });
+  // GET /metrics (src/http/routes/metrics.ts); the domain sees only src/lib/metrics.ts.
+  const metrics = new PrometheusMetrics({ store, clock });
+  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics });
   const reset = new PasswordReset({
     store,
     links,
@@ -130,6 +133,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     dispatch: deps.vendorDispatch,
     pageSize: config.pushPageSize,
     leaseMs: config.pushLeaseMs,
+    metrics,
   });
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
@@ -150,6 +154,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   registerHealthRoutes(app, { store });
+  registerMetricsRoutes(app, { metrics, token: config.metricsToken });
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerDateRoute(api, { clock });

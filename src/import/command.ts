@@ -2,11 +2,11 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { Config } from '../config.ts';
 import { systemClock } from '../lib/clock.ts';
-import { SessionTokens } from '../accounts/sessions.ts';
+import { availableParallelism } from 'node:os';
 import { openStore } from '../storage/open.ts';
 import { Importer, type FileReport, type ImportProblem } from './importer.ts';
 
-export const importUsage = `import --app APPID PATH [--class NAME] [--batch N]
+export const importUsage = `import --app APPID PATH [--class NAME] [--batch N] [--workers N]
                                           load the hosted service's export (JSON lines; a file or a folder of them)`;
 
 /**
@@ -18,7 +18,7 @@ export async function importCommand(args: string[], config: Config, usage: (mess
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { app: { type: 'string' }, class: { type: 'string' }, batch: { type: 'string' } },
+    options: { app: { type: 'string' }, class: { type: 'string' }, batch: { type: 'string' }, workers: { type: 'string' } },
   });
   if (!values.app) usage('import needs --app APPID');
   if (positionals.length !== 1) usage('import needs one PATH (an export file or a folder of them)');
@@ -26,13 +26,16 @@ export async function importCommand(args: string[], config: Config, usage: (mess
   if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= 20000)) {
     usage('--batch wants a whole number from 1 to 20000');
   }
+  // Parse threads: one per core by default (at most 4); the database takes the rest of the machine.
+  const workers = values.workers === undefined ? Math.min(4, availableParallelism()) : Number(values.workers);
+  if (!(Number.isInteger(workers) && workers >= 0 && workers <= 16)) usage('--workers wants a whole number from 0 to 16');
   const store = await openStore(config);
   try {
     if (!(await store.getApp(values.app))) {
       process.stderr.write(`roost: no application with id ${values.app}\n`);
       return 1;
     }
-    const sessions = new SessionTokens({ secret: config.secret || (await store.serverSecret()) });
+    const secret = config.secret || (await store.serverSecret());
     // A bar only on a terminal; logs and CI get the problems and the summary alone.
     const bars = process.stderr.isTTY
       ? new cliProgress.MultiBar(
@@ -47,8 +50,9 @@ export async function importCommand(args: string[], config: Config, usage: (mess
       store,
       clock: systemClock,
       appId: values.app,
-      seal: (token) => sessions.seal(token),
+      secret,
       batchSize,
+      workers,
       className: values.class,
       onProblem: (problem: ImportProblem) => {
         counts[problem.kind]++;

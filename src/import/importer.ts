@@ -6,10 +6,10 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Clock } from '../lib/clock.ts';
 import { builtInClasses, classNamePattern } from '../objects/values.ts';
-import type { SessionSeal } from '../storage/account-store.ts';
 import type { ImportRecord, ImportStatus } from '../storage/ops-store.ts';
 import type { Store } from '../storage/store.ts';
-import { parseExportLine } from './export-format.ts';
+import type { ParsedLine } from './export-format.ts';
+import { ParsePool } from './parse-pool.ts';
 
 /** A line that was skipped (bad, or its unique value taken) or imported with a caveat. */
 export interface ImportProblem {
@@ -34,10 +34,12 @@ export interface ImportOptions {
   store: Store;
   clock: Clock;
   appId: string;
-  /** Seals an exported session token as Roost stores its own (src/accounts/sessions.ts). */
-  seal: (token: string) => SessionSeal;
+  /** The server secret: exported session tokens are sealed with it as Roost seals its own. */
+  secret: string;
   /** Rows per store call (one transaction). */
   batchSize?: number;
+  /** Parse threads (0: parse in this thread). */
+  workers?: number;
   /** Forces the class of a single file instead of taking it from the file name. */
   className?: string;
   onProblem?: (problem: ImportProblem) => void;
@@ -83,16 +85,22 @@ export class Importer {
     const files = await exportFiles(path);
     if (files.length === 0) throw new Error(`no export files (*.json, *.jsonl, *.ndjson, optionally .gz) in ${path}`);
     for (const file of files) this.bytesTotal += (await stat(file)).size;
-    const reports: FileReport[] = [];
-    for (const file of files) reports.push(await this.importFile(file));
-    return reports;
+    const pool = new ParsePool({ secret: this.options.secret, workers: this.options.workers ?? 0 });
+    try {
+      const reports: FileReport[] = [];
+      for (const file of files) reports.push(await this.importFile(file, pool));
+      await this.options.store.ops.finishImport();
+      return reports;
+    } finally {
+      await pool.close();
+    }
   }
 
   private problem(problem: ImportProblem): void {
     this.options.onProblem?.(problem);
   }
 
-  async importFile(file: string): Promise<FileReport> {
+  private async importFile(file: string, pool: ParsePool): Promise<FileReport> {
     const className = this.options.className ?? classOfFile(file);
     const report: FileReport = { file, className, lines: 0, inserted: 0, existing: 0, conflicts: 0, bad: 0 };
     if (!importableClass(className)) {
@@ -108,32 +116,51 @@ export class Importer {
     });
     const input: Readable = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
     const lines = createInterface({ input, crlfDelay: Infinity });
-    let batch: ImportRecord[] = [];
-    let numbers: number[] = [];
-    let pending: Promise<void> = Promise.resolve();
     const now = this.options.clock.now();
+    // Chunks being parsed, in file order; the oldest is written while later ones parse.
+    const parsing: Array<{ numbers: number[]; results: Promise<ParsedLine[]> }> = [];
+    const depth = Math.max(2, 2 * (this.options.workers ?? 0));
+    let writing: Promise<void> = Promise.resolve();
+    const writeOldest = async () => {
+      const chunk = parsing.shift()!;
+      const results = await chunk.results;
+      const records = [];
+      const numbers = [];
+      for (let i = 0; i < results.length; i++) {
+        const parsed = results[i];
+        const line = chunk.numbers[i];
+        if ('error' in parsed) {
+          report.bad++;
+          this.problem({ file, line, kind: 'bad', message: parsed.error });
+          continue;
+        }
+        for (const message of parsed.warnings) this.problem({ file, line, kind: 'warning', message });
+        records.push(parsed.record);
+        numbers.push(line);
+      }
+      await writing;
+      writing = this.write(file, records, numbers, report);
+    };
+    let texts: string[] = [];
+    let numbers: number[] = [];
+    const flush = async () => {
+      if (texts.length === 0) return;
+      parsing.push({ numbers, results: pool.parse({ className, now, lines: texts }) });
+      texts = [];
+      numbers = [];
+      while (parsing.length > depth) await writeOldest();
+    };
     for await (const line of lines) {
       report.lines++;
       const text = line.trim();
       if (text === '') continue;
-      const parsed = parseExportLine(text, { className, now, seal: this.options.seal });
-      if ('error' in parsed) {
-        report.bad++;
-        this.problem({ file, line: report.lines, kind: 'bad', message: parsed.error });
-        continue;
-      }
-      for (const message of parsed.warnings) this.problem({ file, line: report.lines, kind: 'warning', message });
-      batch.push(parsed.record);
+      texts.push(text);
       numbers.push(report.lines);
-      if (batch.length >= this.batchSize) {
-        await pending;
-        pending = this.write(file, batch, numbers, report);
-        batch = [];
-        numbers = [];
-      }
+      if (texts.length >= this.batchSize) await flush();
     }
-    await pending;
-    await this.write(file, batch, numbers, report);
+    await flush();
+    while (parsing.length > 0) await writeOldest();
+    await writing;
     return report;
   }
 

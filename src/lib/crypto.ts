@@ -19,8 +19,18 @@ export function randomToken(bytes = 24): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** Derived keys by purpose and secret: a process uses one or two, and bulk sealing (roost import) calls this per row. */
+const derivedKeys = new Map<string, Buffer>();
+
 function keyFrom(secret: string, purpose: string): Buffer {
-  return createHash('sha256').update(`${purpose}\0${secret}`).digest();
+  const id = `${purpose}\0${secret}`;
+  let key = derivedKeys.get(id);
+  if (key === undefined) {
+    key = createHash('sha256').update(id).digest();
+    if (derivedKeys.size >= 16) derivedKeys.clear();
+    derivedKeys.set(id, key);
+  }
+  return key;
 }
 
 /** AES-256-GCM; output is base64url(iv | tag | ciphertext). */

@@ -5,6 +5,7 @@ import type { Relay } from './channel/relay.ts';
 import { routePage } from './routing.ts';
 import type { PageResult, PageWork, VendorTarget } from './types.ts';
 import type { VendorDispatch } from './vendor-dispatch.ts';
+import { noMetrics, type Metrics } from '../lib/metrics.ts';
 
 export interface FanoutOptions {
   store: PushStore;
@@ -20,6 +21,8 @@ export interface FanoutOptions {
   pollMs?: number;
   /** Pages being delivered while the next one is routed. */
   maxInFlight?: number;
+  /** Counts devices handed to the own channel and to each maker (GET /metrics). */
+  metrics?: Metrics;
 }
 
 const keepAckedMs = 7 * 24 * 3600 * 1000;
@@ -46,6 +49,7 @@ export class FanoutWorker {
   private stopped = false;
   private wakeUp: (() => void) | null = null;
   private lastPrune = 0;
+  private readonly metrics: Metrics;
 
   constructor(options: FanoutOptions) {
     this.store = options.store;
@@ -57,6 +61,7 @@ export class FanoutWorker {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 250;
     this.maxInFlight = options.maxInFlight ?? 4;
+    this.metrics = options.metrics ?? noMetrics;
   }
 
   start(): void {
@@ -162,6 +167,7 @@ export class FanoutWorker {
         data: job.content.data,
         installationIds: work.channel,
       });
+      this.metrics.pushSent('channel', 'published', work.channel.length);
     }
     const result: PageResult = {
       appId: job.appId,
@@ -209,6 +215,7 @@ export class FanoutWorker {
         error: 'no result from the vendor sender',
       };
       result.vendorResults.push(r);
+      this.metrics.pushSent(vendor, r.status, 1);
       bump(`${vendor}.${r.status}`);
       if (r.status !== 'sent' && r.error) bump(`error:${r.error.slice(0, 200)}`);
       if (r.status === 'invalidToken') result.invalidate.push(target.installationObjectId);

@@ -36,5 +36,7 @@ export interface OpsStore {
    * status per record, in order.
    */
   importObjects(appId: string, records: ImportRecord[]): Promise<ImportStatus[]>;
+  /** Refreshes the planner's statistics after a bulk load, so queries use the right indexes at once. */
+  finishImport(): Promise<void>;
   queueDepth(now: number): Promise<QueueDepth>;
 }

@@ -133,12 +133,25 @@ export class SqlOpsStore implements OpsStore {
     const skipped = records.map((_, i) => i).filter((i) => statuses[i] === null);
     if (skipped.length === 0) return;
     const present = new Set<string>();
-    for (let start = 0; start < skipped.length; start += sqliteRowsPerStatement) {
-      const part = skipped.slice(start, start + sqliteRowsPerStatement).map((i) => records[i].object);
-      const pairs = part.map((o) => sql`(class_name = ${o.className} AND id = ${o.objectId})`);
-      const { rows } = await sql<{ class_name: string; id: string }>`SELECT class_name, id FROM objects
-        WHERE app_id = ${appId} AND (${sql.join(pairs, sql` OR `)})`.execute(trx);
-      for (const row of rows) present.add(key(row.class_name, row.id));
+    const byClass = new Map<string, string[]>();
+    for (const i of skipped) {
+      const { className, objectId } = records[i].object;
+      byClass.set(className, [...(byClass.get(className) ?? []), objectId]);
+    }
+    for (const [className, ids] of byClass) {
+      for (let start = 0; start < ids.length; start += sqliteRowsPerStatement) {
+        const part = ids.slice(start, start + sqliteRowsPerStatement);
+        // One primary-key probe per id (LATERAL): right after a bulk load the statistics are stale,
+        // and the planner otherwise scans the whole class through another index.
+        const { rows } =
+          this.dialect.kind === 'postgres'
+            ? await sql<{ id: string }>`SELECT t.id FROM unnest(${part}::text[]) AS t(id)
+                CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+                  AND o.id = t.id LIMIT 1) x`.execute(trx)
+            : await sql<{ id: string }>`SELECT id FROM objects
+                WHERE app_id = ${appId} AND class_name = ${className} AND id IN (${sql.join(part)})`.execute(trx);
+        for (const row of rows) present.add(key(className, row.id));
+      }
     }
     for (const i of skipped) {
       const object = records[i].object;
@@ -170,6 +183,11 @@ export class SqlOpsStore implements OpsStore {
       if (rows.length > 0) return 'sessionToken';
     }
     return null;
+  }
+
+  async finishImport(): Promise<void> {
+    await sql`ANALYZE objects`.execute(this.db);
+    await sql`ANALYZE auth_identities`.execute(this.db);
   }
 
   async queueDepth(now: number): Promise<QueueDepth> {

@@ -1,0 +1,82 @@
+// GET /metrics: the Prometheus text format with requests, latencies, logins, lockouts, pushes
+// per route and the push queue read from the database at scrape time.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/harness.ts';
+import { signUp } from './helpers/accounts.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer({ env: { METRICS_TOKEN: 'scrape-token-123' } });
+});
+after(async () => {
+  await server?.close();
+});
+
+async function scrape(): Promise<string> {
+  const response = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer scrape-token-123' } });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return response.text();
+}
+
+/** The value of one series, e.g. `roost_logins_total{outcome="success"}`; 0 when absent. */
+function value(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+test('without the bearer token /metrics answers 401', async () => {
+  const response = await fetch(`${server.url}/metrics`);
+  assert.equal(response.status, 401);
+  assert.deepEqual(await response.json(), { code: 401, error: 'Unauthorized.' });
+  const wrong = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer nope' } });
+  assert.equal(wrong.status, 401);
+});
+
+test('requests, latencies, logins and lockouts', async () => {
+  const user = await signUp(server.client);
+  const ok = await server.client.post('/1.1/login', { username: user.username, password: user.password });
+  assert.equal(ok.status, 200);
+  for (let i = 0; i < 7; i++) {
+    const wrong = await server.client.post('/1.1/login', { username: user.username, password: 'wrong-password' });
+    assert.equal(wrong.body.code, 210);
+  }
+  const locked = await server.client.post('/1.1/login', { username: user.username, password: user.password });
+  assert.equal(locked.body.code, 219);
+  await server.client.get('/1.1/no-such-route');
+
+  const text = await scrape();
+  assert.equal(value(text, 'roost_logins_total{outcome="success"}'), 1);
+  assert.equal(value(text, 'roost_logins_total{outcome="failure"}'), 7);
+  assert.equal(value(text, 'roost_logins_total{outcome="locked"}'), 1);
+  assert.equal(value(text, 'roost_lockouts_total'), 1);
+  assert.equal(value(text, 'roost_http_requests_total{method="POST",route="/1.1/login",status="200"}'), 1);
+  assert.equal(value(text, 'roost_http_requests_total{method="POST",route="/1.1/login",status="400"}'), 8);
+  assert.equal(value(text, 'roost_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+  assert.equal(value(text, 'roost_http_request_duration_seconds_count{method="POST",route="/1.1/login"}'), 9);
+  assert.match(text, /roost_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/1\.1\/login"\} \d+/);
+  // Default process series are there too.
+  assert.match(text, /^process_cpu_seconds_total \d/m);
+});
+
+test('push queue depth and devices sent per route', async () => {
+  const device = await server.client.post('/1.1/installations', { installationId: 'metrics-device-1', deviceType: 'android', channels: ['m'] });
+  assert.equal(device.status, 201, device.text);
+  const later = new Date(Date.now() + 3600_000).toISOString();
+  const scheduled = await server.master.post('/1.1/push', { data: { alert: 'later' }, channels: ['m'], push_time: later });
+  assert.equal(scheduled.status, 201, scheduled.text);
+  const now = await server.master.post('/1.1/push', { data: { alert: 'now' }, channels: ['m'] });
+  assert.equal(now.status, 201, now.text);
+
+  const before = await scrape();
+  assert.equal(value(before, 'roost_push_queue_jobs{state="scheduled"}'), 1);
+  assert.ok(value(before, 'roost_push_queue_jobs{state="due"}') <= 1);
+
+  await server.services.push.drain();
+  const afterDrain = await scrape();
+  assert.equal(value(afterDrain, 'roost_push_queue_jobs{state="due"}'), 0);
+  assert.equal(value(afterDrain, 'roost_push_queue_jobs{state="scheduled"}'), 1);
+  assert.equal(value(afterDrain, 'roost_push_queue_pages_pending'), 0);
+  assert.equal(value(afterDrain, 'roost_push_sent_total{route="channel",status="published"}'), 1);
+});
