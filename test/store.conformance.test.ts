@@ -151,6 +151,19 @@ for (const implementation of implementations) {
       assert.equal((await store.getObject(ref, null))?.data.username, 'zed');
     });
 
+    test('quota pauses: shared per (app, profile, vendor), the later pause wins, expiry ends them', async () => {
+      const key = { appId: 'app1', deviceProfile: '_default', vendor: 'mi' as const };
+      assert.equal(await store.quotaPauses.current(key, 1000), null);
+      await store.quotaPauses.pause(key, 5000, 'daily quota');
+      await store.quotaPauses.pause(key, 3000, 'earlier');
+      assert.deepEqual(await store.quotaPauses.current(key, 1000), { until: 5000, reason: 'daily quota' });
+      assert.equal(await store.quotaPauses.current({ ...key, vendor: 'oppo' }, 1000), null);
+      assert.equal(await store.quotaPauses.current({ ...key, appId: 'app2' }, 1000), null);
+      assert.equal(await store.quotaPauses.current(key, 5000), null);
+      await store.quotaPauses.pause(key, 9000, 'next day');
+      assert.deepEqual(await store.quotaPauses.current(key, 6000), { until: 9000, reason: 'next day' });
+    });
+
     test('delete: guard, condition and missing rows', async () => {
       const doc = object('Gone', { n: 1 });
       await store.insertObject('app1', doc);

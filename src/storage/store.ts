@@ -6,6 +6,7 @@ import type { PushStore } from './push-store.ts';
 import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
+import type { QuotaPauses } from '../push/vendors/pauses.ts';
 import type { OpsStore } from './ops-store.ts';
 
 export interface ObjectRef {
@@ -30,6 +31,8 @@ export interface Store {
   readonly identities: IdentityStore;
   /** SMS codes and per-number send counters (src/storage/sms-store.ts). */
   readonly sms: SmsStore;
+  /** Phone makers paused for the day after a daily-quota error, shared by every node. */
+  readonly quotaPauses: QuotaPauses;
   /** Bulk import and the gauges of GET /metrics (src/storage/ops-store.ts). */
   readonly ops: OpsStore;
 

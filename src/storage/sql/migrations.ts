@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } fr
 import { pushMigration, pushPageListMigration, pushSweepMigration } from './push-migration.ts';
 import { mailTokenMigration } from './mail-token-store.ts';
 import { identityMigration } from './identity-migration.ts';
+import { quotaPauseMigration } from './quota-pause-store.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -77,6 +78,7 @@ steps[1].statements.postgres.push(...sharedIndexes);
 steps.push(pushMigration, pushSweepMigration, pushPageListMigration);
 steps.push(identityMigration);
 steps.push(mailTokenMigration);
+steps.push(quotaPauseMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {
   return {

@@ -16,6 +16,7 @@ import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileOrder, compileWhere } from './where.ts';
 import { migrate } from './migrations.ts';
+import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
@@ -69,6 +70,7 @@ export class SqlStore implements Store {
   readonly mailTokens: SqlMailTokenStore;
   readonly identities: SqlIdentityStore;
   readonly sms: SqlSmsStore;
+  readonly quotaPauses: SqlQuotaPauses;
   readonly ops: SqlOpsStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
@@ -82,6 +84,7 @@ export class SqlStore implements Store {
     this.mailTokens = new SqlMailTokenStore(options);
     this.identities = new SqlIdentityStore(options);
     this.sms = new SqlSmsStore(options);
+    this.quotaPauses = new SqlQuotaPauses(options);
     this.ops = new SqlOpsStore(options);
   }
 
