@@ -90,8 +90,8 @@ export function parseExportLine(line: string, context: LineContext): ParsedLine 
       if (data.deviceProfile === undefined) data.deviceProfile = defaultProfile;
     }
   } catch (error) {
-    if (error instanceof ApiError) return { error: error.message };
-    throw error;
+    // Whatever one line holds, it is reported and skipped: an import never stops on a line.
+    return { error: error instanceof Error ? error.message : String(error) };
   }
   const createdMs = created ?? updated ?? context.now;
   return {
