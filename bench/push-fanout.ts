@@ -2,7 +2,7 @@
 //   node --import tsx bench/push-fanout.ts [--record]
 // Knobs: FANOUT_INSTALLATIONS (100000), FANOUT_CONNECTED (19900: this machine allows 20,000 open
 // files per process, and the Roost process needs a few for itself), FANOUT_SIMULATORS (2),
-// FANOUT_PAGE_SIZE (1000), FANOUT_RUNS (3).
+// FANOUT_PAGE_SIZE (2000), FANOUT_RUNS (3).
 // One Roost process (src/main.ts) holds every connection; the devices are `roost devices simulate`
 // processes. Measured per run: time from the request until the record shows every installation
 // routed, until every connected device has the message, and the Roost process's resident memory
@@ -19,7 +19,7 @@ import pg from 'pg';
 const installations = envNumber('FANOUT_INSTALLATIONS', 100_000);
 const connected = envNumber('FANOUT_CONNECTED', 19_900);
 const simulators = envNumber('FANOUT_SIMULATORS', 2);
-const pageSize = envNumber('FANOUT_PAGE_SIZE', 1000);
+const pageSize = envNumber('FANOUT_PAGE_SIZE', 2000);
 const runs = envNumber('FANOUT_RUNS', 3);
 const record = process.argv.includes('--record');
 

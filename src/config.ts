@@ -81,7 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),
-    pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 1000, 10, 5000),
+    pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 2000, 10, 5000),
     pushLeaseMs: integer(env, 'PUSH_LEASE_MS', 30_000, 500, 3_600_000),
   };
 }

@@ -57,7 +57,7 @@ export class FanoutWorker {
     this.relay = options.relay;
     this.dispatch = options.dispatch;
     this.logger = options.logger;
-    this.pageSize = options.pageSize ?? 1000;
+    this.pageSize = options.pageSize ?? 2000;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 250;
     this.maxInFlight = options.maxInFlight ?? 4;
