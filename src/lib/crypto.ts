@@ -33,9 +33,26 @@ function keyFrom(secret: string, purpose: string): Buffer {
   return key;
 }
 
+/**
+ * Random IVs drawn from a pooled CSPRNG buffer: one getrandom call per 4096 IVs instead of one
+ * each (sealing a million imported session tokens spent a tenth of its time there).
+ */
+let ivPool = Buffer.alloc(0);
+let ivOffset = 0;
+
+function randomIv(): Buffer {
+  if (ivOffset + 12 > ivPool.length) {
+    ivPool = randomBytes(12 * 4096);
+    ivOffset = 0;
+  }
+  const iv = Buffer.from(ivPool.subarray(ivOffset, ivOffset + 12));
+  ivOffset += 12;
+  return iv;
+}
+
 /** AES-256-GCM; output is base64url(iv | tag | ciphertext). */
 export function encrypt(secret: string, purpose: string, plain: string): string {
-  const iv = randomBytes(12);
+  const iv = randomIv();
   const cipher = createCipheriv('aes-256-gcm', keyFrom(secret, purpose), iv);
   const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
