@@ -38,11 +38,11 @@ export const sqliteDialect: SqlDialect = {
     }
     const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
     const bound = bindable(value);
-    return sql`(CASE json_type(o.data, ${p})
-      WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound})
-      WHEN 'true' THEN ${typeof value === 'boolean' && value ? sql`1` : sql`0`}
-      WHEN 'false' THEN ${typeof value === 'boolean' && !value ? sql`1` : sql`0`}
-      ELSE coalesce(json_type(o.data, ${p}) IN (${types}) AND json_extract(o.data, ${p}) = ${bound}, 0) END)`;
+    // The cheap comparison first: most rows fail it, and SQLite caches the parse for json_type.
+    return sql`(CASE
+      WHEN json_extract(o.data, ${p}) = ${bound} AND json_type(o.data, ${p}) IN (${types}) THEN 1
+      WHEN json_type(o.data, ${p}) = 'array' THEN EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound})
+      ELSE 0 END)`;
   },
 
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
@@ -82,7 +82,9 @@ export const sqliteDialect: SqlDialect = {
   },
 
   readableBy(readers: readonly string[]): Sql {
-    return sql`EXISTS (SELECT 1 FROM json_each(o.readers) r WHERE r.value IN (${sql.join(readers.map((r) => sql`${r}`))}))`;
+    // readers is a JSON array of principals, which never contain quotes (parseAcl), so a quoted
+    // principal occurs in the text exactly when it is an element: a string search, no JSON parse.
+    return sql`(${sql.join(readers.map((r) => sql`instr(o.readers, ${JSON.stringify(r)}) > 0`), sql` OR `)})`;
   },
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
