@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError } from './lib/errors.ts';
 import { openStore } from './storage/open.ts';
@@ -120,8 +120,15 @@ export async function runCli(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`roost: ${error.message}\n\n${usage}\n`);
+    // parseArgs refuses unknown or malformed options with ERR_PARSE_ARGS_* errors: usage errors too.
+    const code = (error as { code?: unknown })?.code;
+    const argsError = typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
+    if (error instanceof UsageError || argsError) {
+      process.stderr.write(`roost: ${(error as Error).message}\n\n${usage}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`roost: ${error.message}\n`);
       return 2;
     }
     if (error instanceof ApiError) {

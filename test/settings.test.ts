@@ -126,6 +126,15 @@ describe('the roost command', () => {
     });
   });
 
+  test('an unknown option exits 2 with the usage, not a stack trace', async () => {
+    await assert.rejects(roost('devices', 'simulate', '--no-such-option'), (error: { code: number; stderr: string }) => {
+      assert.equal(error.code, 2);
+      assert.match(error.stderr, /Usage: roost/);
+      assert.doesNotMatch(error.stderr, /\n\s+at /);
+      return true;
+    });
+  });
+
   test('a refused setting exits 1 with the reason', async () => {
     const created = JSON.parse((await roost('app', 'create', '--name', 'free')).stdout);
     await assert.rejects(roost('app', 'settings', created.appId, '--set', 'mixedPush=true'), (error: { code: number; stderr: string }) => {
