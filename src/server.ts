@@ -20,6 +20,8 @@ import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
 import { PushService } from './push/service.ts';
 import type { VendorDispatch } from './push/vendor-dispatch.ts';
+import { createMixedPush } from './push/mixed-push.ts';
+import { registerVendorCallbackRoutes } from './http/routes/vendor-callbacks.ts';
 import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerPushChannel } from './http/routes/push-channel.ts';
@@ -36,7 +38,7 @@ export interface ServerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  /** The phone-maker senders (src/push/vendors); without it maker-routed devices are recorded as failed. */
+  /** The phone-maker senders; by default the real ones (src/push/mixed-push.ts) with credentials from settings. */
   vendorDispatch?: VendorDispatch;
   /** Where mail goes; by default SMTP (SMTP_URL) or the outbox folder (OUTBOX_DIR). */
   mailer?: Mailer;
@@ -123,6 +125,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     logger: deps.logger,
   });
   const resolveSession: SessionResolver = accounts.resolveSession;
+  // Mixed push: the makers' senders read the app's settings at send time; receipts come back over HTTP.
+  const mixed = createMixedPush({ store, clock, logger: deps.logger, settingsFor: (appId) => registry.freshSettings(appId), redisUrl: config.redisUrl });
   const push = new PushService({
     store,
     clock,
@@ -130,7 +134,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     objects,
     appKey: async (appId) => (await registry.get(appId))?.appKey ?? null,
     redisUrl: config.redisUrl,
-    dispatch: deps.vendorDispatch,
+    dispatch: deps.vendorDispatch ?? mixed.dispatch,
     pageSize: config.pushPageSize,
     leaseMs: config.pushLeaseMs,
     metrics,
@@ -170,7 +174,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
 
   await registerEmailPages(app, { verification, reset, registry });
   registerPushChannel(app, { hub: push.hub });
+  // Outside the X-LC scope: makers send no application keys.
+  registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
   app.addHook('onClose', async () => push.close());
+  app.addHook('onClose', async () => mixed.close());
   app.addHook('onClose', async () => mailer.close());
 
   return { app, services: { registry, objects, accounts, push } };

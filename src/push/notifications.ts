@@ -50,6 +50,11 @@ export function notificationToWire(record: NotificationRecord): JsonObject {
         invalidTokens: n(`${vendor}.invalidToken`),
         dropped: n(`${vendor}.dropped`),
       };
+      const route = routes[vendor] as JsonObject;
+      // Only when they happened: the quota pauses met, and the receipts the maker posted back (SPEC §6).
+      if (n(`${vendor}.paused`) > 0) route.paused = n(`${vendor}.paused`);
+      const receipts = ['delivered', 'undelivered', 'invalidToken'].map((k) => n(`${vendor}.receipt.${k}`));
+      if (receipts.some((x) => x > 0)) route.receipts = { delivered: receipts[0], undelivered: receipts[1], invalidTokens: receipts[2] };
     }
   }
   const errorDetails: JsonObject = {};

@@ -19,6 +19,15 @@ export type ClaimedPage =
   /** The job expired before it was fully paged; it was closed. */
   | { kind: 'expired'; job: JobView };
 
+/** Delivery receipts a maker posted for one notification (SPEC §6), keyed by the notification id only. */
+export interface ReceiptUpdate {
+  notificationId: string;
+  /** Counters to add to the record (push_counts keys). */
+  counts: Record<string, number>;
+  /** Registration ids the maker says are no longer valid: their installations get `valid: false`. */
+  invalidTokens: string[];
+}
+
 export interface AckEntry {
   appId: string;
   installationId: string;
@@ -53,6 +62,15 @@ export interface PushStore {
   finishPage(result: PageResult, now: number): Promise<void>;
   /** Closes fully paged jobs whose pages are all delivered (a safety net for concurrent last pages). */
   closeFinished(now: number): Promise<number>;
+
+  /** Adds to a record's counters (an error reason, a pause); false when the record is gone. */
+  recordCounts(appId: string, notificationId: string, counts: Record<string, number>): Promise<boolean>;
+  /**
+   * Applies a maker's receipts: counters on each known record, and `valid: false` on the
+   * installations of that record's app which were sent through `vendor` with a listed token and
+   * still have it. Receipts for unknown notifications are ignored.
+   */
+  applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }>;
 
   /** Messages waiting for one device, oldest first. */
   mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]>;

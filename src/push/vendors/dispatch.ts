@@ -27,7 +27,7 @@ export interface VendorDispatchOptions {
   /** Requests in flight at once for one send call. */
   concurrency?: number;
   /** Told when a maker is paused for the day, for the log and the push record. */
-  onPause?(event: { appId: string; deviceProfile: string; vendor: VendorName; until: number; reason: string }): void;
+  onPause?(event: { appId: string; deviceProfile: string; vendor: VendorName; until: number; reason: string; notificationId: string }): void | Promise<void>;
   /** Senders kept (with their cached access tokens) at most; the least recently used goes first. */
   maxSenders?: number;
 }
@@ -116,7 +116,7 @@ export function createVendorDispatch(options: VendorDispatchOptions): VendorDisp
       if (report.quotaExceeded !== undefined) {
         const until = nextQuotaDay(options.clock.now());
         await options.pauses.pause(key, until, report.quotaExceeded);
-        options.onPause?.({ ...key, until, reason: report.quotaExceeded });
+        await options.onPause?.({ ...key, until, reason: report.quotaExceeded, notificationId: input.notificationId });
       }
       // Results in the order of the devices given.
       const byId = new Map(report.results.map((result) => [result.installationObjectId, result]));

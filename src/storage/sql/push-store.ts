@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { JsonObject, Where } from '../../objects/types.ts';
-import type { AckEntry, ClaimedPage, CreatePushOutcome, PushStore } from '../push-store.ts';
+import type { AckEntry, ClaimedPage, CreatePushOutcome, PushStore, ReceiptUpdate } from '../push-store.ts';
 import type {
   JobView,
   MailboxMessage,
@@ -357,6 +357,48 @@ export class SqlPushStore implements PushStore {
         WHERE p.app_id = push_notifications.app_id AND p.notification_id = push_notifications.id AND p.done = 0)
       RETURNING id`.execute(this.db);
     return rows.length;
+  }
+
+  async recordCounts(appId: string, notificationId: string, counts: Record<string, number>): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql`SELECT id FROM push_notifications WHERE app_id = ${appId} AND id = ${notificationId}`.execute(trx);
+      if (rows.length === 0) return false;
+      await this.addCounts(trx, appId, notificationId, counts);
+      return true;
+    });
+  }
+
+  async applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }> {
+    const ids = [...new Set(updates.map((u) => u.notificationId).filter((id) => id !== ''))];
+    if (ids.length === 0) return { notifications: 0, invalidated: 0 };
+    return this.db.transaction().execute(async (trx) => {
+      await this.relaxedCommit(trx);
+      const { rows } = await sql<{ app_id: string; id: string }>`SELECT app_id, id FROM push_notifications
+        WHERE id IN (${sql.join(ids)})`.execute(trx);
+      const appOf = new Map(rows.map((r) => [r.id, r.app_id]));
+      const registration =
+        this.dialect.kind === 'postgres' ? sql`(data ->> 'registrationId')` : sql`json_extract(data, '$.registrationId')`;
+      const invalid =
+        this.dialect.kind === 'postgres' ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)` : sql`json_set(data, '$.valid', json('false'))`;
+      let notifications = 0;
+      let invalidated = 0;
+      for (const update of updates) {
+        const appId = appOf.get(update.notificationId);
+        if (appId === undefined) continue;
+        notifications++;
+        await this.addCounts(trx, appId, update.notificationId, update.counts);
+        for (const part of chunks([...new Set(update.invalidTokens)], insertChunk)) {
+          // Only installations this notification was sent to through this maker, and only while they keep that token.
+          const { rows: changed } = await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
+            WHERE app_id = ${appId} AND class_name = '_Installation' AND ${registration} IN (${sql.join(part)})
+            AND id IN (SELECT installation_object_id FROM push_vendor_outbox WHERE app_id = ${appId}
+              AND notification_id = ${update.notificationId} AND vendor = ${vendor} AND registration_id IN (${sql.join(part)}))
+            RETURNING id`.execute(trx);
+          invalidated += changed.length;
+        }
+      }
+      return { notifications, invalidated };
+    });
   }
 
   async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
