@@ -3,15 +3,14 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
+import { initSdk, rejection } from './helpers/sdk.ts';
 import { startServer, type TestServer } from './helpers/harness.ts';
 import { assertNoSecretsIn, uniqueName } from './helpers/accounts.ts';
 
 let server: TestServer;
 before(async () => {
   server = await startServer();
-  AV.init({ appId: server.appId, appKey: server.appKey, serverURL: server.url });
-  // Keep the server's own message, without the SDK's " [400 POST …]" suffix.
-  (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
+  initSdk({ appId: server.appId, appKey: server.appKey, url: server.url });
 });
 after(async () => {
   // No password, hash or token of this file's flows reached a log line.
@@ -19,15 +18,6 @@ after(async () => {
   await AV.User.logOut();
   await server?.close();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: number; message: string };
-  }
-  throw new Error('expected the SDK call to fail');
-}
 
 test('sign up, log in, become, currentAsync, updatePassword, refreshSessionToken, logout', async () => {
   const username = uniqueName('sdk');

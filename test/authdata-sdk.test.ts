@@ -5,6 +5,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import AV from 'leancloud-storage';
+import { initSdk, rejection } from './helpers/sdk.ts';
 import { startServer, type TestServer } from './helpers/harness.ts';
 import { uniqueName } from './helpers/accounts.ts';
 import { lastCode, smsOutboxDir, uniquePhone } from './helpers/sms.ts';
@@ -13,22 +14,12 @@ let server: TestServer;
 const dir = smsOutboxDir();
 before(async () => {
   server = await startServer({ env: { SMS_OUTBOX_DIR: dir } });
-  AV.init({ appId: server.appId, appKey: server.appKey, serverURL: server.url });
-  (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
+  initSdk({ appId: server.appId, appKey: server.appKey, url: server.url });
 });
 after(async () => {
   await AV.User.logOut();
   await server?.close();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: number; message: string };
-  }
-  throw new Error('expected the SDK call to fail');
-}
 
 const uid = () => `sdk_${randomBytes(6).toString('hex')}`;
 

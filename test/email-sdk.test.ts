@@ -3,6 +3,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
+import { initSdk } from './helpers/sdk.ts';
 import { assertNoSecretsIn, knownPasswords, uniqueName } from './helpers/accounts.ts';
 import { address, startMailServer, type MailTestServer } from './helpers/mail.ts';
 import { linkIn, tokenOf } from './fakes/smtp-sink.ts';
@@ -12,8 +13,7 @@ const tokens: string[] = [];
 
 before(async () => {
   t = await startMailServer();
-  AV.init({ appId: t.server.appId, appKey: t.server.appKey, serverURL: t.server.url });
-  (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
+  initSdk({ appId: t.server.appId, appKey: t.server.appKey, url: t.server.url });
 });
 after(async () => {
   if (t) assertNoSecretsIn(t.server.logs, tokens);

@@ -5,6 +5,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
+import { initSdk, rejection } from './helpers/sdk.ts';
 import { startServer, type TestServer } from './helpers/harness.ts';
 import { uniqueName } from './helpers/accounts.ts';
 import { exportUser } from './helpers/export.ts';
@@ -15,22 +16,12 @@ let server: TestServer;
 
 before(async () => {
   server = await startServer();
-  AV.init({ appId: server.appId, appKey: server.appKey, masterKey: server.masterKey, serverURL: server.url });
-  (AV as unknown as { keepErrorRawMessage(on: boolean): void }).keepErrorRawMessage(true);
+  initSdk(server);
 });
 after(async () => {
   await AV.User.logOut();
   await server?.close();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: number; message: string };
-  }
-  throw new Error('expected the SDK call to fail');
-}
 
 async function newUser(password = 'interop-password'): Promise<AV.User> {
   const user = new AV.User();
