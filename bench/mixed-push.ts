@@ -22,17 +22,24 @@ const runs = envNumber('MIXED_RUNS', 2);
 const record = process.argv.includes('--record');
 const routes = ['lc', ...vendors];
 
-/** CPU seconds used so far by every PostgreSQL process on this machine (from /proc). */
-function postgresCpu(): number {
-  let total = 0;
+/** CPU seconds used so far by each PostgreSQL process on this machine (from /proc). */
+function postgresCpu(): Map<number, number> {
+  const out = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuTime(Number(entry)) || 0;
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') out.set(Number(entry), cpuTime(Number(entry)) || 0);
     } catch {
       // the process ended
     }
   }
+  return out;
+}
+
+/** CPU used since `before` by the PostgreSQL processes alive now (a process that ended in between is not counted). */
+function postgresCpuSince(before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of postgresCpu()) total += cpu - (before.get(pid) ?? 0);
   return total;
 }
 
@@ -88,7 +95,7 @@ async function main() {
       }
       const doneMs = Date.now() - t0;
       const roostCpuS = cpuTime(roost.child.pid!) - cpu0;
-      const postgresCpuS = postgresCpu() - pg0;
+      const postgresCpuS = postgresCpuSince(pg0);
       const fakesUsage = process.cpuUsage(fakes0);
       const fakesCpuS = (fakesUsage.user + fakesUsage.system) / 1e6;
       let duplicates = 0;
