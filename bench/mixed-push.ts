@@ -64,7 +64,12 @@ async function main() {
   url.pathname = `/${name}`;
   const env = { DATABASE_URL: url.toString(), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
   const makers = await startMakers();
-  const roost = await spawnRoost(env);
+  const roost = await spawnRoost(env).catch(async (error: unknown) => {
+    await closeMakers(makers);
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    throw error;
+  });
   const keys = roost.defaultKeys!;
   try {
     const master = new Client({ url: roost.url, ...keys });
