@@ -9,7 +9,6 @@ import type { AppRecord, JsonObject, OrderKey, StoredObject, Where } from '../ob
 import { wherePaths } from '../objects/query.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
-import type { UserRecord } from '../storage/account-store.ts';
 import { Lockout, lockoutPolicy } from './lockout.ts';
 import { noMetrics, type Metrics } from '../lib/metrics.ts';
 import { PasswordHasher } from './passwords.ts';
@@ -180,7 +179,7 @@ export class AccountService {
     if (settings.preventLoginWithUnverifiedEmail && typeof record.user.data.email === 'string' && record.user.data.emailVerified !== true) {
       fail('emailNotVerified');
     }
-    return { user: record.user, sessionToken: await this.currentToken(caller.appId, record) };
+    return { user: record.user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, record) };
   }
 
   /** users/me: the token's user, with that token; 211 when it is missing, unknown or replaced. */
@@ -309,7 +308,7 @@ export class AccountService {
     // The hash moved between our check and our write: another change won; ours is refused.
     if (!changed) fail('passwordMismatch', 'The password was changed meanwhile.');
     const user = { ...record.user, updatedAt };
-    return { user, sessionToken: session ? session.token : await this.currentToken(caller.appId, record) };
+    return { user, sessionToken: session ? session.token : await this.sessions.current(this.store.accounts, caller.appId, record) };
   }
 
   /**
@@ -325,14 +324,6 @@ export class AccountService {
     });
   }
 
-  /** The user's current token; a user without a readable one (imported, new secret) gets a fresh one. */
-  private async currentToken(appId: string, record: UserRecord): Promise<string> {
-    const current = record.sessionCipher ? this.sessions.reveal(record.sessionCipher) : null;
-    if (current) return current;
-    const session = this.sessions.issue();
-    await this.store.accounts.setSession(appId, record.user.objectId, session.seal);
-    return session.token;
-  }
 
   /** User-restricted APIs: the user's own valid session, or the master key. */
   private requireSelf(caller: AccountCaller, userId: string): void {

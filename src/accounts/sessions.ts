@@ -1,6 +1,6 @@
 import { customAlphabet } from 'nanoid';
 import { decrypt, encrypt, hmacHex } from '../lib/crypto.ts';
-import type { SessionSeal } from '../storage/account-store.ts';
+import type { AccountStore, SessionSeal, UserRecord } from '../storage/account-store.ts';
 
 /** 32 characters of [0-9a-z] from a CSPRNG: about 165 random bits. */
 const newToken = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 32);
@@ -36,6 +36,15 @@ export class SessionTokens {
   /** The token behind a stored copy; null if it was sealed under another secret or tampered with. */
   reveal(cipher: string): string | null {
     return decrypt(this.secret, purpose, cipher);
+  }
+
+  /** The user's current token; a user without a readable one (imported, new secret) gets a fresh one. */
+  async current(accounts: Pick<AccountStore, 'setSession'>, appId: string, record: UserRecord): Promise<string> {
+    const current = record.sessionCipher ? this.reveal(record.sessionCipher) : null;
+    if (current) return current;
+    const session = this.issue();
+    await accounts.setSession(appId, record.user.objectId, session.seal);
+    return session.token;
   }
 
   plausible(token: string): boolean {

@@ -122,7 +122,7 @@ export class SmsAccounts {
     if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'mobilePhoneNumber') {
       // Another request signed this number up meanwhile; the code proved the number, so log that user in.
       const raced = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
-      if (raced) return { user: raced.user, sessionToken: await this.currentToken(caller.appId, raced), created: false };
+      if (raced) return { user: raced.user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, raced), created: false };
     }
     return { user: settle(outcome, user), sessionToken: session.token, created: true };
   }
@@ -195,7 +195,7 @@ export class SmsAccounts {
     if (settings.preventLoginWithUnverifiedEmail && typeof user.data.email === 'string' && user.data.emailVerified !== true) {
       fail('emailNotVerified');
     }
-    return { user, sessionToken: await this.currentToken(caller.appId, record) };
+    return { user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, record) };
   }
 
   /** A code proves the number: its user's mobilePhoneVerified becomes true. */
@@ -220,13 +220,5 @@ export class SmsAccounts {
   private requireUser(caller: AccountCaller): string {
     if (caller.userId) return caller.userId;
     fail(caller.sessionToken ? 'staleSession' : 'sessionMissing');
-  }
-
-  private async currentToken(appId: string, record: UserRecord): Promise<string> {
-    const current = record.sessionCipher ? this.sessions.reveal(record.sessionCipher) : null;
-    if (current) return current;
-    const session = this.sessions.issue();
-    await this.store.accounts.setSession(appId, record.user.objectId, session.seal);
-    return session.token;
   }
 }

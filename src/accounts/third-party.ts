@@ -9,7 +9,6 @@ import { parseWriteBody, settle } from '../objects/service.ts';
 import type { JsonObject, StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
-import type { UserRecord } from '../storage/account-store.ts';
 import { lookupsOf, parseAuthData, parseEntry, withAuthData, type AuthDataChange, type AuthEntry } from './auth-data.ts';
 import type { PasswordHasher } from './passwords.ts';
 import { checkApple } from './providers/apple.ts';
@@ -162,7 +161,7 @@ export class ThirdPartyAccounts {
     settle(outcome, ref);
     const record = await this.store.accounts.findUser(appId, { userId });
     if (!record) return null;
-    return { user: record.user, sessionToken: await this.currentToken(appId, record) };
+    return { user: record.user, sessionToken: await this.sessions.current(this.store.accounts, appId, record) };
   }
 
   /** A new user with a random username (or the one given); null when it lost a race and should look again. */
@@ -195,13 +194,5 @@ export class ThirdPartyAccounts {
       if (outcome.field === 'username' && given === undefined) return null;
     }
     return { user: settle(outcome, user), sessionToken: session.token };
-  }
-
-  private async currentToken(appId: string, record: UserRecord): Promise<string> {
-    const current = record.sessionCipher ? this.sessions.reveal(record.sessionCipher) : null;
-    if (current) return current;
-    const session = this.sessions.issue();
-    await this.store.accounts.setSession(appId, record.user.objectId, session.seal);
-    return session.token;
   }
 }
