@@ -14,6 +14,8 @@ import type {
 } from '../../push/types.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere } from './where.ts';
+import { addCounts, chunks, insertChunk, relaxedCommit } from './push-common.ts';
+import { SqlPushDelivery } from './push-delivery.ts';
 
 interface NotificationRow {
   app_id: string;
@@ -31,15 +33,6 @@ interface NotificationRow {
   paged: number | string;
 }
 
-/** Rows per INSERT statement: well under both databases' bound-parameter limits. */
-const insertChunk = 1000;
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 const num = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
 /**
@@ -53,9 +46,12 @@ export class SqlPushStore implements PushStore {
   private readonly db: Kysely<any>;
   private readonly dialect: SqlDialect;
 
+  private readonly delivery: SqlPushDelivery;
+
   constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
     this.db = options.db;
     this.dialect = options.dialect;
+    this.delivery = new SqlPushDelivery(options);
   }
 
   /** PostgreSQL lets workers skip a job another worker is paging; SQLite has one writer anyway. */
@@ -82,14 +78,6 @@ export class SqlPushStore implements PushStore {
     const rows = JSON.stringify(columns[0].map((_, r) => columns.map((column) => column[r])));
     const fields = names.map((name, i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ');
     return sql`(SELECT ${sql.raw(fields)} FROM json_each(${rows})) AS t`;
-  }
-
-  /**
-   * Page results and acknowledgements may be lost if PostgreSQL itself crashes (never when Roost
-   * does): the cost is a redelivery the device filters by id, so they skip the WAL flush wait.
-   */
-  private async relaxedCommit(trx: Kysely<any>): Promise<void> {
-    if (this.dialect.kind === 'postgres') await sql`SET LOCAL synchronous_commit = off`.execute(trx);
   }
 
   private toRecord(row: NotificationRow, counts: Record<string, number>): NotificationRecord {
@@ -125,14 +113,6 @@ export class SqlPushStore implements PushStore {
       AND notification_id IN (${sql.join(ids)})`.execute(db);
     for (const row of rows) out.get(row.notification_id)![row.key] = Number(row.n);
     return out;
-  }
-
-  private async addCounts(db: Kysely<any>, appId: string, notificationId: string, counts: Record<string, number>) {
-    const entries = Object.entries(counts).filter(([, n]) => n !== 0);
-    if (entries.length === 0) return;
-    await sql`INSERT INTO push_counts (app_id, notification_id, key, n)
-      VALUES ${sql.join(entries.map(([key, n]) => sql`(${appId}, ${notificationId}, ${key}, ${n})`))}
-      ON CONFLICT (app_id, notification_id, key) DO UPDATE SET n = push_counts.n + excluded.n`.execute(db);
   }
 
   async createPush(push: NewPush): Promise<CreatePushOutcome> {
@@ -254,7 +234,7 @@ export class SqlPushStore implements PushStore {
         await sql`INSERT INTO push_pages (app_id, notification_id, seq, done, lease_until, channel)
           VALUES (${row.app_id}, ${row.id}, ${seq}, 0, ${now + leaseMs}, ${channel})`.execute(trx);
       }
-      await this.addCounts(trx, row.app_id, row.id, routing.counts);
+      await addCounts(trx, row.app_id, row.id, routing.counts);
       const last = devices.length < pageSize;
       const lastKey = devices.length > 0 ? devices[devices.length - 1].objectId : row.last_key;
       await sql`UPDATE push_notifications SET last_key = ${lastKey}, pages = pages + ${hasWork ? 1 : 0},
@@ -323,7 +303,7 @@ export class SqlPushStore implements PushStore {
       return;
     }
     await this.db.transaction().execute(async (trx) => {
-      await this.relaxedCommit(trx);
+      await relaxedCommit(trx, this.dialect);
       const groups = new Map<string, { status: string; error: string | null; ids: string[] }>();
       for (const r of result.vendorResults) {
         const error = r.error ?? null;
@@ -356,7 +336,7 @@ export class SqlPushStore implements PushStore {
         await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
           WHERE app_id = ${appId} AND class_name = '_Installation' AND id IN (${sql.join(part)})`.execute(trx);
       }
-      await this.addCounts(trx, appId, notificationId, result.counts);
+      await addCounts(trx, appId, notificationId, result.counts);
       await sql`UPDATE push_pages SET done = 1 WHERE app_id = ${appId} AND notification_id = ${notificationId}
         AND seq = ${result.seq}`.execute(trx);
       // Two last pages finishing at once may each see the other pending; closeFinished() sweeps that case.
@@ -372,92 +352,24 @@ export class SqlPushStore implements PushStore {
     return rows.length;
   }
 
-  async recordCounts(appId: string, notificationId: string, counts: Record<string, number>): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const { rows } = await sql`SELECT id FROM push_notifications WHERE app_id = ${appId} AND id = ${notificationId}`.execute(trx);
-      if (rows.length === 0) return false;
-      await this.addCounts(trx, appId, notificationId, counts);
-      return true;
-    });
+  // Counters, receipts and the own channel's mailbox live in SqlPushDelivery (push-delivery.ts).
+  recordCounts(appId: string, notificationId: string, counts: Record<string, number>): Promise<boolean> {
+    return this.delivery.recordCounts(appId, notificationId, counts);
   }
 
-  async applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }> {
-    const ids = [...new Set(updates.map((u) => u.notificationId).filter((id) => id !== ''))];
-    if (ids.length === 0) return { notifications: 0, invalidated: 0 };
-    return this.db.transaction().execute(async (trx) => {
-      await this.relaxedCommit(trx);
-      const { rows } = await sql<{ app_id: string; id: string }>`SELECT app_id, id FROM push_notifications
-        WHERE id IN (${sql.join(ids)})`.execute(trx);
-      const appOf = new Map(rows.map((r) => [r.id, r.app_id]));
-      const registration =
-        this.dialect.kind === 'postgres' ? sql`(data ->> 'registrationId')` : sql`json_extract(data, '$.registrationId')`;
-      const invalid =
-        this.dialect.kind === 'postgres' ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)` : sql`json_set(data, '$.valid', json('false'))`;
-      let notifications = 0;
-      let invalidated = 0;
-      for (const update of updates) {
-        const appId = appOf.get(update.notificationId);
-        if (appId === undefined) continue;
-        notifications++;
-        await this.addCounts(trx, appId, update.notificationId, update.counts);
-        for (const part of chunks([...new Set(update.invalidTokens)], insertChunk)) {
-          // Only installations this notification was sent to through this maker, and only while they keep that token.
-          const { rows: changed } = await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
-            WHERE app_id = ${appId} AND class_name = '_Installation' AND ${registration} IN (${sql.join(part)})
-            AND id IN (SELECT installation_object_id FROM push_vendor_outbox WHERE app_id = ${appId}
-              AND notification_id = ${update.notificationId} AND vendor = ${vendor} AND registration_id IN (${sql.join(part)}))
-            RETURNING id`.execute(trx);
-          invalidated += changed.length;
-        }
-      }
-      return { notifications, invalidated };
-    });
+  applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }> {
+    return this.delivery.applyReceipts(vendor, updates, now);
   }
 
-  async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
-    const { rows } = await sql<{ notification_id: string; content: string; created_at: number | string }>`
-      SELECT m.notification_id, n.content, n.created_at FROM push_mailbox m
-      JOIN push_notifications n ON n.app_id = m.app_id AND n.id = m.notification_id
-      WHERE m.app_id = ${appId} AND m.installation_id = ${installationId} AND m.acked_at IS NULL
-      AND (m.expires_at IS NULL OR m.expires_at > ${now})
-      ORDER BY m.created_at, m.notification_id LIMIT ${limit}`.execute(this.db);
-    return rows.map((r) => ({
-      id: r.notification_id,
-      data: (JSON.parse(r.content) as PushContent).data,
-      createdAt: Number(r.created_at),
-    }));
+  mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
+    return this.delivery.mailbox(appId, installationId, now, limit);
   }
 
-  async ack(entries: AckEntry[], now: number): Promise<number> {
-    const groups = new Map<string, { appId: string; notificationId: string; ids: string[] }>();
-    for (const e of entries) {
-      const key = `${e.appId}\0${e.notificationId}`;
-      if (!groups.has(key)) groups.set(key, { appId: e.appId, notificationId: e.notificationId, ids: [] });
-      groups.get(key)!.ids.push(e.installationId);
-    }
-    let acked = 0;
-    await this.db.transaction().execute(async (trx) => {
-      await this.relaxedCommit(trx);
-      for (const group of groups.values()) {
-        let n = 0;
-        for (const part of chunks([...new Set(group.ids)], insertChunk)) {
-          // An acknowledged message leaves the mailbox: a delete writes no new row version or index entry,
-          // which matters when twenty thousand devices acknowledge within a second.
-          const { rows } = await sql`DELETE FROM push_mailbox
-            WHERE app_id = ${group.appId} AND notification_id = ${group.notificationId}
-            AND installation_id IN (${sql.join(part)}) RETURNING installation_id`.execute(trx);
-          n += rows.length;
-        }
-        await this.addCounts(trx, group.appId, group.notificationId, { 'lc.delivered': n });
-        acked += n;
-      }
-    });
-    return acked;
+  ack(entries: AckEntry[], now: number): Promise<number> {
+    return this.delivery.ack(entries, now);
   }
 
-  async prune(now: number, keepAckedMs: number): Promise<void> {
-    await sql`DELETE FROM push_mailbox WHERE (expires_at IS NOT NULL AND expires_at < ${now})
-      OR (acked_at IS NOT NULL AND acked_at < ${now - keepAckedMs})`.execute(this.db);
-    await sql`DELETE FROM push_req_ids WHERE created_at < ${now - keepAckedMs}`.execute(this.db);
+  prune(now: number, keepAckedMs: number): Promise<void> {
+    return this.delivery.prune(now, keepAckedMs);
   }
 }
