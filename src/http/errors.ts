@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
+import { isStoreBusy } from '../storage/busy.ts';
 
 /** Maps framework errors (parsing, limits, media type) to the catalogue. */
 function fromFramework(error: FastifyError): ApiError | null {
@@ -29,6 +30,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     const known = error instanceof ApiError ? error : fromFramework(error);
     if (known) {
       reply.status(known.status).send(known.toBody());
+      return;
+    }
+    if (isStoreBusy(error)) {
+      // Nothing was written (the statement or its transaction failed whole): the client may retry.
+      request.log.warn({ code: (error as { code?: string }).code }, 'database busy');
+      const busy = new ApiError('unavailable', 'The database is busy. Try again in a moment.');
+      reply.status(busy.status).header('retry-after', '1').send(busy.toBody());
       return;
     }
     request.log.error({ err: error }, 'unexpected error');

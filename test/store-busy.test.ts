@@ -1,0 +1,85 @@
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
+
+/**
+ * Regression: a write that found the database locked past SQLite's busy_timeout (5 s) answered
+ * 500. PostgreSQL has no busy timeout; its database here gets a 1 s lock_timeout, and another
+ * session holds the objects table, to reach the same situation.
+ */
+let database: TestDatabase;
+let server: TestServer;
+
+before(async () => {
+  database = await testDatabase();
+  if (database.kind === 'postgres') {
+    const name = new URL(database.env.DATABASE_URL).pathname.slice(1);
+    await withPostgres((client) => client.query(`ALTER DATABASE ${name} SET lock_timeout = '1s'`));
+  }
+  server = await startServer({ database });
+});
+after(async () => {
+  await server?.close();
+  await database?.drop();
+});
+
+async function withPostgres<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Another connection takes the write lock and keeps it until released. */
+async function holdWriteLock(): Promise<() => Promise<void>> {
+  if (database.kind === 'sqlite') {
+    const other = new Database(database.env.SQLITE_PATH);
+    other.exec('BEGIN IMMEDIATE');
+    return async () => {
+      other.exec('ROLLBACK');
+      other.close();
+    };
+  }
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE objects IN EXCLUSIVE MODE');
+  return async () => {
+    await client.query('ROLLBACK');
+    await client.end();
+  };
+}
+
+const busy = { code: 503, error: 'The database is busy. Try again in a moment.' };
+
+test('a write that cannot get the lock answers 503 with a retryable message and leaves nothing behind', async () => {
+  const release = await holdWriteLock();
+  let created, signup, batch;
+  try {
+    created = await server.client.post('/1.1/classes/Busy', { n: 1 });
+    signup = await server.client.post('/1.1/users', { username: 'busy-user', password: 'secret-pass' });
+    batch = await server.client.post('/1.1/batch', {
+      requests: [{ method: 'POST', path: '/1.1/classes/Busy', body: { n: 2 } }],
+    });
+  } finally {
+    await release();
+  }
+  assert.deepEqual([created.status, created.body], [503, busy]);
+  assert.equal(created.headers.get('retry-after'), '1');
+  assert.deepEqual([signup.status, signup.body], [503, busy]);
+  assert.deepEqual([batch.status, batch.body], [200, [{ error: busy }]]);
+  assert.ok(!server.logs.join('').includes('"level":50'), 'a busy database is not logged as an unexpected error');
+
+  const nothing = await server.master.get('/1.1/classes/Busy');
+  assert.deepEqual([nothing.status, nothing.body], [200, { results: [] }]);
+  const login = await server.client.post('/1.1/login', { username: 'busy-user', password: 'secret-pass' });
+  assert.deepEqual([login.status, login.body.code], [400, 211]);
+
+  const retried = await server.client.post('/1.1/classes/Busy', { n: 1 });
+  assert.equal(retried.status, 201);
+});
