@@ -1,7 +1,7 @@
 // Shared helpers of the benchmarks: processes under test, databases, autocannon runs, tables.
 // Every server under test runs in its own process; autocannon runs in this one.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, totalmem, release, type } from 'node:os';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -344,6 +344,40 @@ export function cpuTime(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** With BENCH_PROFILE=1, the node options that make a Roost process write a CPU profile into bench/profiles/ at exit. */
+export function profileArgs(): string[] {
+  return process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(benchDir, 'profiles')}`] : [];
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL processes on this machine (from /proc): with
+ * `database`, only that database's backends and the server's own processes (WAL writer,
+ * checkpointer, …), so other people's sessions on the same server are not counted.
+ */
+export function postgresCpu(database?: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const clientBackend = /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title);
+      if (database !== undefined && clientBackend && !title.includes(` ${database} `)) continue;
+      out.set(Number(entry), cpuTime(Number(entry)) || 0);
+    } catch {
+      // the process ended
+    }
+  }
+  return out;
+}
+
+/** CPU used since `before` by the PostgreSQL processes alive now (a process that ended in between is not counted). */
+export function postgresCpuSince(before: Map<number, number>, database?: string): number {
+  let total = 0;
+  for (const [pid, cpu] of postgresCpu(database)) total += cpu - (before.get(pid) ?? 0);
+  return total;
 }
 
 /**

@@ -1,15 +1,15 @@
 // Mixed push (issue 7): one push to many installations spread over the six phone makers and the
 // own channel, PostgreSQL, the fake makers (test/fakes/makers.ts) on loopback.
 //   node --import tsx bench/mixed-push.ts [--record]
-// Knobs: MIXED_INSTALLATIONS (1000000), MIXED_PAGE_SIZE (5000), MIXED_RUNS (2).
+// Knobs: MIXED_INSTALLATIONS (1000000), MIXED_PAGE_SIZE (5000), MIXED_RUNS (2); BENCH_PROFILE=1 runs Roost
+// with --cpu-prof into bench/profiles/.
 // One Roost process (src/main.ts, the default senders: credentials and fake addresses come from
 // PUT /1.1/settings). The six fakes run in this process and check every request as the makers
 // do. Measured per push: time from the request until the record is done (every device routed,
 // every maker batch answered, every own-channel device in its mailbox). Each maker's received
 // registration ids are checked: every device once.
 import pg from 'pg';
-import { readdirSync, readFileSync } from 'node:fs';
-import { envNumber, log, pgAdminUrl, machine, recordSection, cpuTime } from './lib.ts';
+import { envNumber, log, pgAdminUrl, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { Client } from '../test/helpers/client.ts';
 import { closeMakers, startMakers, vendorSettings } from '../test/helpers/makers.ts';
@@ -21,27 +21,6 @@ const pageSize = envNumber('MIXED_PAGE_SIZE', 5000);
 const runs = envNumber('MIXED_RUNS', 2);
 const record = process.argv.includes('--record');
 const routes = ['lc', ...vendors];
-
-/** CPU seconds used so far by each PostgreSQL process on this machine (from /proc). */
-function postgresCpu(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') out.set(Number(entry), cpuTime(Number(entry)) || 0);
-    } catch {
-      // the process ended
-    }
-  }
-  return out;
-}
-
-/** CPU used since `before` by the PostgreSQL processes alive now (a process that ended in between is not counted). */
-function postgresCpuSince(before: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, cpu] of postgresCpu()) total += cpu - (before.get(pid) ?? 0);
-  return total;
-}
 
 interface Run {
   doneMs: number;
@@ -64,7 +43,7 @@ async function main() {
   url.pathname = `/${name}`;
   const env = { DATABASE_URL: url.toString(), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
   const makers = await startMakers();
-  const roost = await spawnRoost(env).catch(async (error: unknown) => {
+  const roost = await spawnRoost(env, profileArgs()).catch(async (error: unknown) => {
     await closeMakers(makers);
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
@@ -86,7 +65,7 @@ async function main() {
     for (let run = 0; run < runs; run++) {
       for (const fake of Object.values(makers)) fake.sends.length = 0;
       const cpu0 = cpuTime(roost.child.pid!);
-      const pg0 = postgresCpu();
+      const pg0 = postgresCpu(name);
       const fakes0 = process.cpuUsage();
       const t0 = Date.now();
       const pushed = await master.post('/1.1/push', { channels: ['mx'], data: { alert: `run ${run}`, title: 'bench', orderId: run } });
@@ -100,7 +79,7 @@ async function main() {
       }
       const doneMs = Date.now() - t0;
       const roostCpuS = cpuTime(roost.child.pid!) - cpu0;
-      const postgresCpuS = postgresCpuSince(pg0);
+      const postgresCpuS = postgresCpuSince(pg0, name);
       const fakesUsage = process.cpuUsage(fakes0);
       const fakesCpuS = (fakesUsage.user + fakesUsage.system) / 1e6;
       let duplicates = 0;
@@ -133,17 +112,17 @@ async function main() {
 
 function report(s: { seedSeconds: number; routeCounts: Record<string, number>; successes: number; errors: number; results: Run[] }): string {
   const rows = s.results
-    .map((r, i) => `| ${i + 1} | ${r.doneMs.toLocaleString('en')} | ${r.devicesPerSecond.toLocaleString('en')} | ${r.makerRequests.toLocaleString('en')} | ${r.roostCpuS.toFixed(1)} | ${r.postgresCpuS.toFixed(1)} | ${r.fakesCpuS.toFixed(1)} | ${r.duplicates} | ${r.missing} |`)
+    .map((r, i) => `| ${i + 1} | ${r.doneMs.toLocaleString('en')} | ${r.devicesPerSecond.toLocaleString('en')} | ${r.makerRequests.toLocaleString('en')} | ${r.roostCpuS.toFixed(1)} | ${r.postgresCpuS.toFixed(1)} | ${r.fakesCpuS.toFixed(1)} | ${(((r.roostCpuS + r.postgresCpuS) / installations) * 1e6).toFixed(1)} | ${r.duplicates} | ${r.missing} |`)
     .join('\n');
   const best = Math.max(...s.results.map((r) => r.devicesPerSecond));
   const spread = Object.entries(s.routeCounts).map(([route, n]) => `${route} ${n.toLocaleString('en')}`).join(', ');
   return `## Mixed push (issue 7): one push to ${installations.toLocaleString('en')} installations over the six makers and the own channel, PostgreSQL
 
 Run ${new Date().toISOString().slice(0, 20)}Z on ${machine()}.
-One Roost process (\`src/main.ts\` with its default senders, PUSH_PAGE_SIZE=${pageSize}); the six fake makers of \`test/fakes/makers.ts\` on loopback in the benchmark's process (they check auth, signatures, encoding and the batch limit of every request); credentials and the fakes' addresses set through \`PUT /1.1/settings\`. Installations seeded with one \`INSERT … SELECT generate_series\` (${s.seedSeconds.toFixed(0)} s), round-robin: ${spread}. No device is connected: own-channel devices are routed into their mailboxes. Time: from the push request until the record's status is \`done\` (every page routed, every maker batch answered and recorded), polled every 50 ms.
+One Roost process (\`src/main.ts\` with its default senders, PUSH_PAGE_SIZE=${pageSize}); the six fake makers of \`test/fakes/makers.ts\` on loopback in the benchmark's process (they check auth, signatures, encoding and the batch limit of every request); credentials and the fakes' addresses set through \`PUT /1.1/settings\`. Installations seeded with one \`INSERT … SELECT generate_series\` (${s.seedSeconds.toFixed(0)} s), round-robin: ${spread}. No device is connected: own-channel devices are routed into their mailboxes. Time: from the push request until the record's status is \`done\` (every page routed, every maker batch answered and recorded), polled every 50 ms. CPU: used by each process over the push; PostgreSQL counts this database's backends and the server's own processes (WAL writer, checkpointer).
 
-| push | done ms | devices routed and sent per s | maker requests | CPU s Roost | CPU s PostgreSQL | CPU s fakes | duplicates | missing |
-|------|---------|-------------------------------|----------------|-------------|------------------|-------------|------------|---------|
+| push | done ms | devices routed and sent per s | maker requests | CPU s Roost | CPU s PostgreSQL | CPU s fakes | Roost + PostgreSQL µs per device | duplicates | missing |
+|------|---------|-------------------------------|----------------|-------------|------------------|-------------|----------------------------------|------------|---------|
 ${rows}
 
 - best ${best.toLocaleString('en')} devices/s (target ≥ 50,000): ${best >= 50_000 ? 'met' : 'MISSED'}; the record showed ${s.successes.toLocaleString('en')} maker successes and ${s.errors} errors.
