@@ -105,6 +105,19 @@ describe('POST /1.1/requestPasswordReset', () => {
     }
     await requestLink(email);
   });
+
+  // Regression: the hourly limit counted, then inserted, so requests at the same instant all passed the count.
+  test('twenty requests at once: exactly five are mailed, the rest get 429', async () => {
+    const email = address();
+    await signUp(t.client, { email });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => t.client.post('/1.1/requestPasswordReset', { email })),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    assert.deepEqual(statuses, [...Array(5).fill(200), ...Array(15).fill(429)], JSON.stringify(answers.map((a) => a.body)));
+    for (const answer of answers.filter((a) => a.status === 429)) assert.equal(answer.body.code, 429);
+    assert.equal(await t.sink.countAfterQuiet(email), 5);
+  });
 });
 
 describe('the reset link', () => {

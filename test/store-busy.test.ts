@@ -1,7 +1,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import pg from 'pg';
+import { holdWriteLock } from './helpers/locks.ts';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 
 /**
@@ -16,7 +16,10 @@ before(async () => {
   database = await testDatabase();
   if (database.kind === 'postgres') {
     const name = new URL(database.env.DATABASE_URL).pathname.slice(1);
-    await withPostgres((client) => client.query(`ALTER DATABASE ${name} SET lock_timeout = '1s'`));
+    const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await client.connect();
+    await client.query(`ALTER DATABASE ${name} SET lock_timeout = '1s'`);
+    await client.end();
   }
   server = await startServer({ database });
 });
@@ -25,40 +28,10 @@ after(async () => {
   await database?.drop();
 });
 
-async function withPostgres<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Another connection takes the write lock and keeps it until released. */
-async function holdWriteLock(): Promise<() => Promise<void>> {
-  if (database.kind === 'sqlite') {
-    const other = new Database(database.env.SQLITE_PATH);
-    other.exec('BEGIN IMMEDIATE');
-    return async () => {
-      other.exec('ROLLBACK');
-      other.close();
-    };
-  }
-  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
-  await client.connect();
-  await client.query('BEGIN');
-  await client.query('LOCK TABLE objects IN EXCLUSIVE MODE');
-  return async () => {
-    await client.query('ROLLBACK');
-    await client.end();
-  };
-}
-
 const busy = { code: 503, error: 'The database is busy. Try again in a moment.' };
 
 test('a write that cannot get the lock answers 503 with a retryable message and leaves nothing behind', async () => {
-  const release = await holdWriteLock();
+  const release = await holdWriteLock(database, 'objects');
   let created, signup, batch;
   try {
     created = await server.client.post('/1.1/classes/Busy', { n: 1 });

@@ -19,8 +19,8 @@ export const mailLinkLifetimes: Record<MailTokenKind, number> = {
 };
 
 /**
- * Against mail bombing: at most this many mails of one kind to one user in any hour (429 beyond).
- * A soft limit (count, then insert): two requests at the same instant may both pass the count.
+ * Against mail bombing: at most this many mails of one kind to one user in any hour (429 beyond),
+ * counted and taken in one serialised store step, so it holds for requests at the same instant.
  */
 export const mailsPerUserPerHour = 5;
 
@@ -105,13 +105,8 @@ export class MailLinks {
     const email = user.data.email;
     if (typeof email !== 'string') throw new Error('MailLinks.send needs a user with an email');
     const now = this.clock.now();
-    const recent = await this.tokens.countSince(kind, app.appId, user.objectId, now - hour);
-    if (recent >= mailsPerUserPerHour) {
-      this.logger.warn({ kind, appId: app.appId, userId: user.objectId }, 'mail not sent: hourly limit reached');
-      return 'limited';
-    }
     const token = randomToken(24);
-    await this.tokens.insert(
+    const stored = await this.tokens.insertWithinLimit(
       {
         digest: this.digest(kind, token),
         kind,
@@ -121,8 +116,13 @@ export class MailLinks {
         createdAt: now,
         expiresAt: now + mailLinkLifetimes[kind],
       },
+      { since: now - hour, max: mailsPerUserPerHour },
       now - mailLinkLifetimes[kind],
     );
+    if (!stored) {
+      this.logger.warn({ kind, appId: app.appId, userId: user.objectId }, 'mail not sent: hourly limit reached');
+      return 'limited';
+    }
     const username = typeof user.data.username === 'string' ? user.data.username : '';
     const variables = { appname: app.name, username, email, link: this.linkFor(kind, token) };
     const mail = renderTemplate(templateFor(kind, app.settings as Record<string, unknown>), variables);

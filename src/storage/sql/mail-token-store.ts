@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { MailTokenInfo, MailTokenKind, MailTokenRow, MailTokenStore } from '../mail-token-store.ts';
+import type { SqlDialect } from './dialect.ts';
 
 interface TokenRow {
   app_id: string;
@@ -22,17 +23,32 @@ function toInfo(row: TokenRow): MailTokenInfo {
 /** MailTokenStore on SQL (table mail_tokens); the same statements serve SQLite and PostgreSQL. */
 export class SqlMailTokenStore implements MailTokenStore {
   private readonly db: Kysely<any>;
+  private readonly dialect: SqlDialect;
 
-  constructor(options: { db: Kysely<any> }) {
+  constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
     this.db = options.db;
+    this.dialect = options.dialect;
   }
 
-  async insert(token: MailTokenRow, forgetBefore: number): Promise<void> {
-    await sql`DELETE FROM mail_tokens WHERE app_id = ${token.appId} AND user_id = ${token.userId}
-      AND kind = ${token.kind} AND expires_at < ${forgetBefore}`.execute(this.db);
-    await sql`INSERT INTO mail_tokens (digest, kind, app_id, user_id, email, created_at, expires_at, used_at)
-      VALUES (${token.digest}, ${token.kind}, ${token.appId}, ${token.userId}, ${token.email},
-        ${token.createdAt}, ${token.expiresAt}, NULL)`.execute(this.db);
+  async insertWithinLimit(token: MailTokenRow, limit: { since: number; max: number }, forgetBefore: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      // SQLite transactions begin IMMEDIATE (one writer at a time across processes); PostgreSQL
+      // needs a lock per user and kind, held to the commit, so the next count sees this insert.
+      if (this.dialect.kind === 'postgres') {
+        const key = `mail-limit:${token.kind}:${token.appId}:${token.userId}`;
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+      }
+      const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM mail_tokens
+        WHERE app_id = ${token.appId} AND user_id = ${token.userId} AND kind = ${token.kind}
+        AND created_at >= ${limit.since}`.execute(trx);
+      if (Number(rows[0]?.n ?? 0) >= limit.max) return false;
+      await sql`DELETE FROM mail_tokens WHERE app_id = ${token.appId} AND user_id = ${token.userId}
+        AND kind = ${token.kind} AND expires_at < ${forgetBefore}`.execute(trx);
+      await sql`INSERT INTO mail_tokens (digest, kind, app_id, user_id, email, created_at, expires_at, used_at)
+        VALUES (${token.digest}, ${token.kind}, ${token.appId}, ${token.userId}, ${token.email},
+          ${token.createdAt}, ${token.expiresAt}, NULL)`.execute(trx);
+      return true;
+    });
   }
 
   async consume(kind: MailTokenKind, digest: string, now: number): Promise<MailTokenInfo | null> {
@@ -51,12 +67,6 @@ export class SqlMailTokenStore implements MailTokenStore {
   async revokeAll(kind: MailTokenKind, appId: string, userId: string, now: number): Promise<void> {
     await sql`UPDATE mail_tokens SET used_at = ${now}
       WHERE app_id = ${appId} AND user_id = ${userId} AND kind = ${kind} AND used_at IS NULL`.execute(this.db);
-  }
-
-  async countSince(kind: MailTokenKind, appId: string, userId: string, since: number): Promise<number> {
-    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM mail_tokens
-      WHERE app_id = ${appId} AND user_id = ${userId} AND kind = ${kind} AND created_at >= ${since}`.execute(this.db);
-    return Number(rows[0]?.n ?? 0);
   }
 }
 
