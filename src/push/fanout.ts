@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { PushStore } from '../storage/push-store.ts';
 import type { Relay } from './channel/relay.ts';
 import { routePage } from './routing.ts';
-import type { PageResult, PageWork, VendorTarget } from './types.ts';
+import type { PageResult, PageWork, RoutePage, VendorTarget } from './types.ts';
 import type { VendorDispatch } from './vendor-dispatch.ts';
 import { noMetrics, type Metrics } from '../lib/metrics.ts';
 
@@ -13,13 +13,13 @@ export interface FanoutOptions {
   relay: Relay;
   dispatch: VendorDispatch;
   logger: Logger;
-  /** Installations per page: one transaction routes and commits a page with its cursor. */
+  /** Installations per page: one transaction routes and commits a page. */
   pageSize?: number;
-  /** How long a committed page's delivery belongs to the worker that committed it. */
+  /** How long a claimed page's routing and delivery belong to the worker that claimed it. */
   leaseMs?: number;
   /** How often an idle worker looks for due jobs (a push accepted on this node wakes it at once). */
   pollMs?: number;
-  /** Pages being delivered while the next one is routed. */
+  /** Pages being routed or delivered at once by this worker (pages of one job too). */
   maxInFlight?: number;
   /** Counts devices handed to the own channel and to each maker (GET /metrics). */
   metrics?: Metrics;
@@ -28,11 +28,15 @@ export interface FanoutOptions {
 const keepAckedMs = 7 * 24 * 3600 * 1000;
 const pruneEveryMs = 10 * 60 * 1000;
 
+const route: RoutePage = (_job, devices, settings) => routePage(devices, settings);
+
 /**
- * The fan-out worker of one process. It claims due pages from the database, routes each page
- * (SPEC §4.3 rule 1), and then delivers it: own-channel devices through the relay, makers'
- * devices through the dispatcher. Any number of processes run one; the database decides who
- * routes which page, and a page whose worker died is delivered again by another after its lease.
+ * The fan-out worker of one process. It claims the next page of a due job (a short claim of a
+ * key range), routes the page (SPEC §4.3 rule 1) and delivers it: own-channel devices through
+ * the relay, makers' devices through the dispatcher. Claims follow one another while earlier
+ * pages are still being routed and delivered, so one job's pages are worked on in parallel, in
+ * this process and in any other. The database decides who routes which page, and a page whose
+ * worker died is routed or delivered again by another after its lease.
  */
 export class FanoutWorker {
   private readonly store: PushStore;
@@ -120,37 +124,36 @@ export class FanoutWorker {
     }
   }
 
-  /** Claims one page (a new one, else one whose worker died) and starts delivering it. */
+  /** Claims one page (a new one, else one whose worker died) and starts routing and delivering it. */
   private async step(): Promise<boolean> {
     while (this.inFlight.size >= this.maxInFlight) await Promise.race(this.inFlight);
     const now = this.clock.now();
-    const claimed = await this.store.claimPage({
-      now,
-      pageSize: this.pageSize,
-      leaseMs: this.leaseMs,
-      route: (_job, devices, settings) => routePage(devices, settings),
-    });
+    const claimed = await this.store.claimPage({ now, pageSize: this.pageSize, leaseMs: this.leaseMs });
     if (claimed) {
       if (claimed.kind === 'expired') {
         this.logger.info({ notificationId: claimed.job.notificationId }, 'push expired before it was sent');
-      } else if (claimed.work.seq >= 0) {
-        this.track(claimed.work);
+      } else if (claimed.kind === 'page') {
+        const { page } = claimed;
+        this.track(page.notificationId, page.seq, () => this.store.fillPage(page, { now: this.clock.now(), route }));
       }
       return true;
     }
-    const stale = await this.store.claimStalePage({ now, leaseMs: this.leaseMs });
+    const stale = await this.store.claimStalePage({ now, leaseMs: this.leaseMs, route });
     if (stale) {
-      this.logger.warn({ notificationId: stale.job.notificationId, page: stale.seq }, 'push fan-out: redelivering a page whose worker stopped');
-      this.track(stale);
+      this.logger.warn({ notificationId: stale.job.notificationId, page: stale.seq }, 'push fan-out: finishing a page whose worker stopped');
+      this.track(stale.job.notificationId, stale.seq, async () => stale);
       return true;
     }
     return false;
   }
 
-  private track(work: PageWork): void {
-    const task = this.deliver(work).catch((error) => {
-      // The page stays leased; when the lease ends a worker delivers it again.
-      this.logger.error({ err: error, notificationId: work.job.notificationId, page: work.seq }, 'push fan-out: delivery failed');
+  private track(notificationId: string, page: number, work: () => Promise<PageWork | null>): void {
+    const task = (async () => {
+      const routed = await work();
+      if (routed) await this.deliver(routed);
+    })().catch((error) => {
+      // The page stays leased; when the lease ends a worker routes or delivers it again.
+      this.logger.error({ err: error, notificationId, page }, 'push fan-out: routing or delivery failed');
     });
     this.inFlight.add(task);
     void task.finally(() => this.inFlight.delete(task));
@@ -208,17 +211,18 @@ export class FanoutWorker {
       results = targets.map((t) => ({ installationObjectId: t.installationObjectId, status: 'failed' as const, error: message }));
     }
     const answered = new Map(results.map((r) => [r.installationObjectId, r]));
+    const byStatus = new Map<string, number>();
     for (const target of targets) {
-      const r = answered.get(target.installationObjectId) ?? {
-        installationObjectId: target.installationObjectId,
-        status: 'failed' as const,
-        error: 'no result from the vendor sender',
-      };
-      result.vendorResults.push(r);
-      this.metrics.pushSent(vendor, r.status, 1);
-      bump(`${vendor}.${r.status}`);
-      if (r.status !== 'sent' && r.error) bump(`error:${r.error.slice(0, 200)}`);
+      const r = answered.get(target.installationObjectId) ?? { status: 'failed' as const, error: 'no result from the vendor sender' };
+      byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+      if (r.status === 'sent') continue;
+      result.vendorResults.push({ ...target, status: r.status, error: r.error });
+      if (r.error) bump(`error:${r.error.slice(0, 200)}`);
       if (r.status === 'invalidToken') result.invalidate.push(target.installationObjectId);
+    }
+    for (const [status, n] of byStatus) {
+      this.metrics.pushSent(vendor, status, n);
+      result.counts[`${vendor}.${status}`] = (result.counts[`${vendor}.${status}`] ?? 0) + n;
     }
   }
 

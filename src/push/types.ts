@@ -58,6 +58,9 @@ export interface PageRouting {
   counts: Record<string, number>;
 }
 
+/** Splits a page's installations between the own channel and the makers (src/push/routing.ts). */
+export type RoutePage = (job: JobView, devices: TargetDevice[], settings: { mixedPush: boolean }) => PageRouting;
+
 /** The job as a worker sees it while routing a page. */
 export interface JobView {
   appId: string;
@@ -79,11 +82,18 @@ export interface PageWork {
 
 export type VendorOutcome = 'sent' | 'invalidToken' | 'failed' | 'dropped';
 
+/** A maker's answer for one device of a page. */
+export interface VendorResult extends VendorTarget {
+  status: VendorOutcome;
+  error?: string;
+}
+
 export interface PageResult {
   appId: string;
   notificationId: string;
   seq: number;
-  vendorResults: Array<{ installationObjectId: string; status: VendorOutcome; error?: string }>;
+  /** Only the devices not sent are stored, one row each: a delivered page's other devices were sent. */
+  vendorResults: VendorResult[];
   counts: Record<string, number>;
   /** Installations a maker reported invalid: they get `valid: false`. */
   invalidate: string[];

@@ -4,9 +4,8 @@ import type {
   NewPush,
   NotificationRecord,
   PageResult,
-  PageRouting,
   PageWork,
-  TargetDevice,
+  RoutePage,
 } from '../push/types.ts';
 
 export type CreatePushOutcome =
@@ -14,8 +13,17 @@ export type CreatePushOutcome =
   /** The req_id was used within the dedupe window: this is the first record. */
   | { created: false; record: NotificationRecord };
 
+/** A page's key range, claimed by one worker: it routes (fills) the page next, then delivers it. */
+export interface PageClaim {
+  appId: string;
+  notificationId: string;
+  seq: number;
+}
+
 export type ClaimedPage =
-  | { kind: 'page'; work: PageWork; last: boolean }
+  | { kind: 'page'; page: PageClaim; last: boolean }
+  /** The job had no installations left to page: it is fully paged without a new page. */
+  | { kind: 'paged'; job: JobView }
   /** The job expired before it was fully paged; it was closed. */
   | { kind: 'expired'; job: JobView };
 
@@ -35,9 +43,11 @@ export interface AckEntry {
 }
 
 /**
- * The storage verbs of push (src/push). Each verb is one transaction: a page of a fan-out job is
- * read, routed and committed with its cursor, so a worker that dies loses nothing and no page is
- * routed twice, whichever process claims it.
+ * The storage verbs of push (src/push). Each verb is one transaction. A fan-out job is cut into
+ * pages of consecutive installation keys: claiming a page's key range is short and happens one
+ * after another under the job's lock; routing (filling) the claimed pages and delivering them
+ * run in parallel, in any number of workers and processes. A page is routed once and its lease
+ * lets another worker finish it when its worker dies, so nothing is lost or sent twice.
  */
 export interface PushStore {
   createPush(push: NewPush): Promise<CreatePushOutcome>;
@@ -46,18 +56,18 @@ export interface PushStore {
   deleteNotification(appId: string, objectId: string): Promise<boolean>;
 
   /**
-   * Claims the next page of a due job (skipping jobs another worker holds), routes it with
-   * `route` (given the app's current mixedPush switch), and commits the routing, the cursor and
-   * a pending page record leased until now + leaseMs. Null when no job has work.
+   * Claims the key range of the next page (at most pageSize installations) of a due job, skipping
+   * jobs another worker holds, leased to the caller until now + leaseMs. Null when no job has work.
    */
-  claimPage(options: {
-    now: number;
-    pageSize: number;
-    leaseMs: number;
-    route: (job: JobView, devices: TargetDevice[], settings: { mixedPush: boolean }) => PageRouting;
-  }): Promise<ClaimedPage | null>;
-  /** A committed page whose lease ran out (its worker died): leased again to the caller. */
-  claimStalePage(options: { now: number; leaseMs: number }): Promise<PageWork | null>;
+  claimPage(options: { now: number; pageSize: number; leaseMs: number }): Promise<ClaimedPage | null>;
+  /**
+   * Routes a claimed page with `route` (given the app's mixedPush switch as it is now) and commits
+   * the routing: own-channel devices into their mailboxes, maker targets into the page. Null when
+   * there is nothing to deliver (no device matched, or the page is gone or already routed).
+   */
+  fillPage(page: PageClaim, options: { now: number; route: RoutePage }): Promise<PageWork | null>;
+  /** A page whose lease ran out (its worker died): leased again to the caller, routed first if it was not. */
+  claimStalePage(options: { now: number; leaseMs: number; route: RoutePage }): Promise<PageWork | null>;
   /** Records the outcome of a page's delivery and closes the job when it was the last. */
   finishPage(result: PageResult, now: number): Promise<void>;
   /** Closes fully paged jobs whose pages are all delivered (a safety net for concurrent last pages). */
@@ -67,8 +77,8 @@ export interface PushStore {
   recordCounts(appId: string, notificationId: string, counts: Record<string, number>): Promise<boolean>;
   /**
    * Applies a maker's receipts: counters on each known record, and `valid: false` on the
-   * installations of that record's app which were sent through `vendor` with a listed token and
-   * still have it. Receipts for unknown notifications are ignored.
+   * installations of that record's app whose vendor is `vendor` and whose registrationId is a
+   * listed token. Receipts for unknown notifications are ignored.
    */
   applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }>;
 
@@ -76,6 +86,6 @@ export interface PushStore {
   mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]>;
   /** Marks messages delivered; counts each first acknowledgement in its record. */
   ack(entries: AckEntry[], now: number): Promise<number>;
-  /** Drops expired and long-acknowledged mailbox rows and old dedupe keys. */
+  /** Drops expired mailbox rows, delivered pages, old maker failures and old dedupe keys. */
   prune(now: number, keepAckedMs: number): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
-import { pushMigration, pushPageListMigration, pushSweepMigration } from './push-migration.ts';
+import { pushMigration, pushPageListMigration, pushPageRangesMigration, pushSweepMigration } from './push-migration.ts';
 import { mailTokenMigration } from './mail-token-store.ts';
 import { identityMigration } from './identity-migration.ts';
 import { quotaPauseMigration } from './quota-pause-store.ts';
@@ -79,6 +79,7 @@ steps.push(pushMigration, pushSweepMigration, pushPageListMigration);
 steps.push(identityMigration);
 steps.push(mailTokenMigration);
 steps.push(quotaPauseMigration);
+steps.push(pushPageRangesMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {
   return {

@@ -1,5 +1,35 @@
 import { sql, type Kysely } from 'kysely';
-import type { SqlDialect } from './dialect.ts';
+import type { JobView, PushContent } from '../../push/types.ts';
+import type { Sql, SqlDialect } from './dialect.ts';
+
+/** A push_notifications row: the record and its fan-out job's cursor. */
+export interface NotificationRow {
+  app_id: string;
+  id: string;
+  created_at: number | string;
+  updated_at: number | string;
+  status: string;
+  push_time: number | string;
+  expires_at: number | string | null;
+  request: string;
+  content: string;
+  selector: string;
+  last_key: string;
+  pages: number | string;
+  paged: number | string;
+}
+
+export const num = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+export function jobOf(row: NotificationRow): JobView {
+  return {
+    appId: row.app_id,
+    notificationId: row.id,
+    createdAt: Number(row.created_at),
+    expiresAt: num(row.expires_at),
+    content: JSON.parse(row.content) as PushContent,
+  };
+}
 
 /** Rows per INSERT statement: well under both databases' bound-parameter limits. */
 export const insertChunk = 1000;
@@ -18,11 +48,32 @@ export async function relaxedCommit(trx: Kysely<any>, dialect: SqlDialect): Prom
   if (dialect.kind === 'postgres') await sql`SET LOCAL synchronous_commit = off`.execute(trx);
 }
 
-/** Adds to a notification's counters atomically (one row per counter). */
+/**
+ * Adds to a notification's counters atomically (one row per counter). Keys are written in sorted
+ * order: pages of one job are routed and finished in parallel, and two transactions locking the
+ * same counter rows in different orders would deadlock.
+ */
 export async function addCounts(db: Kysely<any>, appId: string, notificationId: string, counts: Record<string, number>) {
-  const entries = Object.entries(counts).filter(([, n]) => n !== 0);
+  const entries = Object.entries(counts)
+    .filter(([, n]) => n !== 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (entries.length === 0) return;
   await sql`INSERT INTO push_counts (app_id, notification_id, key, n)
     VALUES ${sql.join(entries.map(([key, n]) => sql`(${appId}, ${notificationId}, ${key}, ${n})`))}
     ON CONFLICT (app_id, notification_id, key) DO UPDATE SET n = push_counts.n + excluded.n`.execute(db);
+}
+
+/**
+ * Parallel text arrays as a table t(v, v2, v3, …) bound as one parameter per column: a page of
+ * a thousand rows is one short statement instead of thousands of placeholders to parse and plan.
+ */
+export function rowsOf(dialect: SqlDialect, columns: Array<Array<string | null>>): Sql {
+  const names = columns.map((_, i) => (i === 0 ? 'v' : `v${i + 1}`));
+  if (dialect.kind === 'postgres') {
+    const arrays = columns.map((column) => sql`${column}::text[]`);
+    return sql`unnest(${sql.join(arrays)}) AS t(${sql.raw(names.join(', '))})`;
+  }
+  const rows = JSON.stringify(columns[0].map((_, r) => columns.map((column) => column[r])));
+  const fields = names.map((name, i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ');
+  return sql`(SELECT ${sql.raw(fields)} FROM json_each(${rows})) AS t`;
 }

@@ -34,8 +34,8 @@ export class SqlPushDelivery {
       const { rows } = await sql<{ app_id: string; id: string }>`SELECT app_id, id FROM push_notifications
         WHERE id IN (${sql.join(ids)})`.execute(trx);
       const appOf = new Map(rows.map((r) => [r.id, r.app_id]));
-      const registration =
-        this.dialect.kind === 'postgres' ? sql`(data ->> 'registrationId')` : sql`json_extract(data, '$.registrationId')`;
+      const field = (name: string) =>
+        this.dialect.kind === 'postgres' ? sql`(data ->> ${name})` : sql`json_extract(data, ${'$.' + name})`;
       const invalid =
         this.dialect.kind === 'postgres' ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)` : sql`json_set(data, '$.valid', json('false'))`;
       let notifications = 0;
@@ -46,11 +46,11 @@ export class SqlPushDelivery {
         notifications++;
         await addCounts(trx, appId, update.notificationId, update.counts);
         for (const part of chunks([...new Set(update.invalidTokens)], insertChunk)) {
-          // Only installations this notification was sent to through this maker, and only while they keep that token.
+          // Installations of the notification's app that still have this maker and this token: a token is the
+          // maker's address of one device for one app, so a receipt calling it dead holds for every push to it.
           const { rows: changed } = await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
-            WHERE app_id = ${appId} AND class_name = '_Installation' AND ${registration} IN (${sql.join(part)})
-            AND id IN (SELECT installation_object_id FROM push_vendor_outbox WHERE app_id = ${appId}
-              AND notification_id = ${update.notificationId} AND vendor = ${vendor} AND registration_id IN (${sql.join(part)}))
+            WHERE app_id = ${appId} AND class_name = '_Installation' AND ${field('registrationId')} IN (${sql.join(part)})
+            AND ${field('vendor')} = ${vendor}
             RETURNING id`.execute(trx);
           invalidated += changed.length;
         }

@@ -40,3 +40,18 @@ export const pushSweepMigration = { name: '0005_push_sweep', statements: { sqlit
  */
 const pageList = [`DROP INDEX push_mailbox_page`, `ALTER TABLE push_pages ADD COLUMN channel TEXT`];
 export const pushPageListMigration = { name: '0006_push_page_list', statements: { sqlite: pageList, postgres: pageList } };
+
+/**
+ * Pages are claimed as key ranges (lo_key exclusive, hi_key inclusive) and routed afterwards, in
+ * parallel; filled is 0 until then (pages written before this step were routed when claimed). A
+ * page keeps its maker targets as it keeps its own-channel ids, so push_vendor_outbox only holds
+ * the devices a maker did not take: a row per maker device was the biggest cost of a page.
+ */
+const pageRanges = [
+  `ALTER TABLE push_pages ADD COLUMN lo_key TEXT`,
+  `ALTER TABLE push_pages ADD COLUMN hi_key TEXT`,
+  `ALTER TABLE push_pages ADD COLUMN filled INTEGER NOT NULL DEFAULT 1`,
+  `ALTER TABLE push_pages ADD COLUMN vendor TEXT`,
+  `DROP INDEX push_vendor_outbox_page`,
+];
+export const pushPageRangesMigration = { name: '0009_push_page_ranges', statements: { sqlite: pageRanges, postgres: pageRanges } };
