@@ -2,6 +2,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, ManualClock, type TestServer } from './helpers/harness.ts';
 import { ChannelClient, ChannelError } from '../src/push/channel/client.ts';
+import { Client } from './helpers/client.ts';
 
 let server: TestServer;
 const clock = new ManualClock(Date.now());
@@ -244,4 +245,54 @@ test('a second login of the same installation replaces the first connection', as
   await server.services.push.drain();
   await second.waitForMessages(1);
   assert.equal(first.messages.length, 0);
+});
+
+test('pushes skip installations not updated for more than 90 days; saving the installation again brings it back', async () => {
+  const day = 24 * 3600 * 1000;
+  // Requests are signed with the server's clock, which moves three months ahead here.
+  class Clocked extends Client {
+    override signature(): string {
+      return super.signature(clock.now());
+    }
+  }
+  const keys = { url: server.url, appId: server.appId, appKey: server.appKey };
+  const client = new Clocked(keys);
+  const master = new Clocked({ ...keys, masterKey: server.masterKey });
+  const save = async (installationId: string, objectId = '') => {
+    const saved = objectId
+      ? await client.put(`/1.1/installations/${objectId}`, { badge: 0 })
+      : await client.post('/1.1/installations', { installationId, deviceType: 'android', channels: ['idle'] });
+    assert.equal(saved.status, objectId ? 200 : 201, saved.text);
+    return saved.body.objectId as string;
+  };
+  const pushed = async (alert: string) => {
+    const response = await master.post('/1.1/push', { channels: ['idle'], data: { alert } });
+    assert.equal(response.status, 201, response.text);
+    await server.services.push.drain();
+    const found = await master.get(`/1.1/notifications/${response.body.objectId}`);
+    assert.equal(found.status, 200, found.text);
+    return found.body;
+  };
+
+  const idle = await save('idle-1');
+  clock.advance(60 * day);
+  await save('idle-2');
+  clock.advance(30 * day + 1); // idle-1 was last saved 90 days and 1 ms ago, idle-2 30 days ago
+  const first = await pushed('recent devices only');
+  assert.equal(first.devices, 1);
+  assert.deepEqual(first.routes.lc, { devices: 1, successes: 0, pending: 1 });
+
+  // The SDK saves the installation when the app opens: that makes it a push target again.
+  await save('idle-1', idle);
+  const second = await pushed('both');
+  assert.equal(second.devices, 2);
+
+  // Back to real time so the devices' login signatures are accepted: each mailbox holds what it was sent.
+  clock.set(Date.now());
+  const [d1, d2] = [await online('idle-1'), await online('idle-2')];
+  await d1.waitForMessages(1);
+  await d2.waitForMessages(2);
+  await settle();
+  assert.deepEqual(d1.messages.map((m) => m.id), [second.objectId]);
+  assert.deepEqual(d2.messages.map((m) => m.id).sort(), [first.objectId, second.objectId].sort());
 });

@@ -15,6 +15,8 @@ export const limits = {
   /** A push_time closer than this is sent at once. */
   scheduleThresholdMs: 60 * 1000,
   maxScheduleMs: 30 * 24 * 3600 * 1000,
+  /** Reference §4.1: pushes only reach installations updated (the app opened) within the last 90 days. */
+  idleInstallationMs: 90 * 24 * 3600 * 1000,
 };
 
 /** Keys that name an Android package anywhere in the request (maker parameters); each at most 128 bytes. */
@@ -144,6 +146,9 @@ export function parsePushRequest(body: unknown, context: PushRequestContext): Ne
   if (body.flow_control !== undefined && (!Number.isInteger(body.flow_control) || (body.flow_control as number) < 1000)) {
     fail('incorrectType', 'flow_control must be a whole number of devices per second, at least 1000.');
   }
+
+  // Idle installations are skipped, counted from when sending starts (a scheduled push's push_time).
+  selection.push({ op: 'gt', path: ['updatedAt'], value: pushTime - limits.idleInstallationMs });
 
   const request: JsonObject = { where: where.json, prod };
   if (channels !== null) request.channels = channels;
