@@ -247,6 +247,29 @@ test('a second login of the same installation replaces the first connection', as
   assert.equal(first.messages.length, 0);
 });
 
+test('a page whose worker died after claiming it, before routing it, is routed and delivered by another after its lease', async () => {
+  await install('lost-1', { channels: ['lost'] });
+  await install('lost-2', { channels: ['lost'] });
+  const device = await online('lost-1');
+  const id = await push({ channels: ['lost'], data: { alert: 'after the lease' } });
+  // A worker claims the job's one page (every installation of the app) and dies before routing it.
+  const claimed = await server.store.push.claimPage({ now: clock.now(), pageSize: 5000, leaseMs: 30_000 });
+  assert.equal(claimed?.kind, 'page');
+  await server.services.push.drain();
+  await settle();
+  assert.equal(device.messages.length, 0);
+  assert.equal((await record(id)).status, 'sending');
+
+  clock.advance(30_001);
+  await server.services.push.drain();
+  await device.waitForMessages(1);
+  await settle();
+  const r = await record(id);
+  assert.equal(r.status, 'done');
+  assert.deepEqual(r.routes.lc, { devices: 2, successes: 1, pending: 1 });
+  assert.deepEqual(device.messages.map((m) => m.id), [id]);
+});
+
 test('pushes skip installations not updated for more than 90 days; saving the installation again brings it back', async () => {
   const day = 24 * 3600 * 1000;
   // Requests are signed with the server's clock, which moves three months ahead here.
