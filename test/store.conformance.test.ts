@@ -151,6 +151,32 @@ for (const implementation of implementations) {
       assert.equal((await store.getObject(ref, null))?.data.username, 'zed');
     });
 
+    // SQLite's get-by-id runs straight on the one connection (src/storage/sqlite/sqlite-store.ts); inside an
+    // open write transaction it would see that transaction's uncommitted row, here one that is rolled back
+    // (the user's row is updated, then its identity row collides with another user's).
+    test('reads during an update never see a change that is rolled back', async () => {
+      const authData = { weixin: { openid: 'rolled-back' } };
+      const holder = object('_User', { username: 'holder' });
+      await store.insertObject('app1', holder);
+      await store.updateObject({ appId: 'app1', className: '_User', objectId: holder.objectId }, (current) => ({ ...current, data: { ...current.data, authData } }));
+      const doc = object('_User', { username: 'free' });
+      await store.insertObject('app1', doc);
+      const ref = { appId: 'app1', className: '_User', objectId: doc.objectId };
+      const reads: Array<Promise<StoredObject | null>> = [];
+      // A read on every microtask turn while the update's transaction runs, until well after it ends.
+      const readEachTurn = (left: number) => {
+        reads.push(store.getObject(ref, null));
+        if (left > 0) queueMicrotask(() => readEachTurn(left - 1));
+      };
+      const taken = await store.updateObject(ref, (current) => {
+        readEachTurn(500);
+        return { ...current, data: { ...current.data, authData } };
+      });
+      assert.deepEqual(taken, { ok: false, reason: 'taken', field: 'authData' });
+      const seen = new Set((await Promise.all(reads)).map((read) => JSON.stringify(read?.data)));
+      assert.deepEqual([...seen], [JSON.stringify({ username: 'free' })]);
+    });
+
     test('quota pauses: shared per (app, profile, vendor), the later pause wins, expiry ends them', async () => {
       const key = { appId: 'app1', deviceProfile: '_default', vendor: 'mi' as const };
       assert.equal(await store.quotaPauses.current(key, 1000), null);

@@ -64,9 +64,35 @@ function keyEquals(provided: string, secret: string): boolean {
   return timingSafeEqual(sha256(provided), expected) && provided.length === secret.length;
 }
 
-function checkKey(key: string, app: AppRecord): { master: boolean } | null {
+function compareKey(key: string, app: AppRecord): { master: boolean } | null {
   if (key.endsWith(',master')) return keyEquals(key.slice(0, -',master'.length), app.masterKey) ? { master: true } : null;
   return keyEquals(key, app.appKey) ? { master: false } : null;
+}
+
+const appKeyProof = { master: false };
+const masterKeyProof = { master: true };
+
+/**
+ * Key headers already proven against an application record, with what they proved. Clients
+ * send the same header on every request, so the digest and comparison run once per record
+ * instead of per request (bench/RESULTS.md, Objects). Keyed by the record object, which the
+ * registry replaces whenever it reads the application again (APP_CACHE_MS), so a changed key
+ * is never answered from here. Only successes are kept: a wrong key always takes the full
+ * constant-time comparison, and the lookup compares what was sent only with headers that
+ * were themselves proven.
+ */
+const provenKeys = new WeakMap<AppRecord, Map<string, boolean>>();
+
+function checkKey(key: string, app: AppRecord): { master: boolean } | null {
+  const proven = provenKeys.get(app)?.get(key);
+  if (proven !== undefined) return proven ? masterKeyProof : appKeyProof;
+  const proof = compareKey(key, app);
+  if (proof) {
+    let keys = provenKeys.get(app);
+    if (keys === undefined) provenKeys.set(app, (keys = new Map()));
+    keys.set(key, proof.master);
+  }
+  return proof;
 }
 
 export function authenticate(options: { registry: AppRegistry; clock: Clock; resolveSession: SessionResolver }) {

