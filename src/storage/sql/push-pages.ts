@@ -13,9 +13,10 @@ const str = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /**
  * The pages of fan-out jobs (push_pages). A page is first claimed as a key range of the job's
- * installations, under the job's row lock: two index-only reads, no JSON. Routing the range
- * (filling the page) then runs under the page's own row lock, so any number of workers fill
- * pages of one job at once. Delivery results come back through finishPage.
+ * selected installations, under the job's row lock: keys only, nothing routed or written but
+ * the page row and the cursor. Routing the range (filling the page) then runs under the page's
+ * own row lock, so any number of workers fill pages of one job at once. Delivery results come
+ * back through finishPage.
  */
 export class SqlPushPages {
   private readonly db: Kysely<any>;
@@ -54,12 +55,14 @@ export class SqlPushPages {
         return { kind: 'expired', job };
       }
       const after = sql`o.app_id = ${row.app_id} AND o.class_name = '_Installation' AND o.id > ${row.last_key}`;
-      // The page's last key and whether another follows it. The selector is not applied here (that is the
-      // fill's work, in parallel), so a page may route fewer than pageSize installations.
-      const { rows: keys } = await sql<{ id: string }>`SELECT o.id FROM objects o WHERE ${after}
+      const selected = compileWhere(this.dialect, '_Installation', JSON.parse(row.selector) as Where);
+      // The key of the page's last selected installation, and whether another follows it. Only keys are read
+      // (what the selector needs, or an index when it names the installation): reading and routing the page
+      // is the fill's work, done in parallel. A page that would not fill gets every remaining key.
+      const { rows: keys } = await sql<{ id: string }>`SELECT o.id FROM objects o WHERE ${after} AND ${selected}
         ORDER BY o.id LIMIT 2 OFFSET ${pageSize - 1}`.execute(trx);
-      let hiKey: string | null = keys.length > 0 ? keys[0].id : null;
       const last = keys.length < 2;
+      let hiKey: string | null = keys.length > 0 ? keys[0].id : null;
       if (hiKey === null) {
         const tail = await sql<{ id: string | null }>`SELECT max(o.id) AS id FROM objects o WHERE ${after}`.execute(trx);
         hiKey = tail.rows[0]?.id ?? null;
