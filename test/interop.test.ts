@@ -11,6 +11,7 @@ import { uniqueName } from './helpers/accounts.ts';
 import { exportUser } from './helpers/export.ts';
 import { SessionTokens } from '../src/accounts/sessions.ts';
 import { parseExportLine } from '../src/import/export-format.ts';
+import { prepareImportBatch } from '../src/storage/import-batch.ts';
 
 let server: TestServer;
 
@@ -166,7 +167,7 @@ test('after the move: an imported user logs in with the old password and the old
   const sessions = new SessionTokens({ secret: server.config.secret });
   const parsed = parseExportLine(exported.line, { className: '_User', now: Date.now(), seal: (t) => sessions.seal(t) });
   assert.ok('record' in parsed);
-  const [status] = await server.store.ops.importObjects(server.appId, [parsed.record]);
+  const [status] = await server.store.ops.importObjects(prepareImportBatch(server.store.kind, server.appId, '_User', [parsed.record]));
   assert.equal(status.kind, 'inserted');
   const username = JSON.parse(exported.line).username as string;
 

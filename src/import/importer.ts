@@ -6,10 +6,9 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Clock } from '../lib/clock.ts';
 import { builtInClasses, classNamePattern } from '../objects/values.ts';
-import type { ImportRecord, ImportStatus } from '../storage/ops-store.ts';
+import type { ImportBatch, ImportStatus } from '../storage/ops-store.ts';
 import type { Store } from '../storage/store.ts';
-import type { ParsedLine } from './export-format.ts';
-import { ParsePool } from './parse-pool.ts';
+import { ParsePool, type ParsedChunk } from './parse-pool.ts';
 
 /** A line that was skipped (bad, or its unique value taken) or imported with a caveat. */
 export interface ImportProblem {
@@ -117,35 +116,26 @@ export class Importer {
     const input: Readable = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
     const lines = createInterface({ input, crlfDelay: Infinity });
     const now = this.options.clock.now();
+    const { appId, store } = this.options;
     // Chunks being parsed, in file order; the oldest is written while later ones parse.
-    const parsing: Array<{ numbers: number[]; results: Promise<ParsedLine[]> }> = [];
+    const parsing: Array<{ numbers: number[]; results: Promise<ParsedChunk> }> = [];
     const depth = Math.max(2, 2 * (this.options.workers ?? 0));
     let writing: Promise<void> = Promise.resolve();
     const writeOldest = async () => {
       const chunk = parsing.shift()!;
-      const results = await chunk.results;
-      const records = [];
-      const numbers = [];
-      for (let i = 0; i < results.length; i++) {
-        const parsed = results[i];
-        const line = chunk.numbers[i];
-        if ('error' in parsed) {
-          report.bad++;
-          this.problem({ file, line, kind: 'bad', message: parsed.error });
-          continue;
-        }
-        for (const message of parsed.warnings) this.problem({ file, line, kind: 'warning', message });
-        records.push(parsed.record);
-        numbers.push(line);
+      const parsed = await chunk.results;
+      for (const { line, kind, message } of parsed.problems) {
+        if (kind === 'bad') report.bad++;
+        this.problem({ file, line: chunk.numbers[line], kind, message });
       }
       await writing;
-      writing = this.write(file, records, numbers, report);
+      writing = this.write(file, parsed.batch, parsed.lines.map((line) => chunk.numbers[line]), report);
     };
     let texts: string[] = [];
     let numbers: number[] = [];
     const flush = async () => {
       if (texts.length === 0) return;
-      parsing.push({ numbers, results: pool.parse({ className, now, lines: texts }) });
+      parsing.push({ numbers, results: pool.parse({ store: store.kind, appId, className, now, lines: texts }) });
       texts = [];
       numbers = [];
       while (parsing.length > depth) await writeOldest();
@@ -164,9 +154,10 @@ export class Importer {
     return report;
   }
 
-  private async write(file: string, records: ImportRecord[], numbers: number[], report: FileReport): Promise<void> {
-    if (records.length === 0) return;
-    const statuses = await this.options.store.ops.importObjects(this.options.appId, records);
+  /** Stores a batch whose records came from these line numbers, and reports what became of each. */
+  private async write(file: string, batch: ImportBatch, numbers: number[], report: FileReport): Promise<void> {
+    if (numbers.length === 0) return;
+    const statuses = await this.options.store.ops.importObjects(batch);
     statuses.forEach((status: ImportStatus, i) => {
       if (status.kind === 'inserted') {
         report.inserted++;

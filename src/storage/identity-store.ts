@@ -30,6 +30,12 @@ export function authDataIdentities(data: JsonObject): Identity[] {
   return out;
 }
 
+/** The identities of imported objects, each with the position of its record; none outside `_User`. */
+export function importedIdentities(className: string, objects: StoredObject[]): Array<Identity & { record: number }> {
+  if (className !== '_User') return [];
+  return objects.flatMap((object, record) => authDataIdentities(object.data).map((identity) => ({ record, ...identity })));
+}
+
 /**
  * Third-party identities of users. The identity rows follow each `_User` row's authData in
  * the same transaction (also on ordinary user updates and deletes), and a unique index on

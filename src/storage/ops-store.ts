@@ -1,5 +1,6 @@
 import type { StoredObject, UniqueField } from '../objects/types.ts';
 import type { SessionSeal } from './account-store.ts';
+import type { Identity } from './identity-store.ts';
 
 /** One object of a data export, ready to store (src/import/). */
 export interface ImportRecord {
@@ -8,6 +9,35 @@ export interface ImportRecord {
   passwordHash: string | null;
   /** `_User` only: the exported session token, sealed, so signed-in apps stay signed in. */
   session: SessionSeal | null;
+}
+
+/**
+ * One store call of an import: records of one class of one application, shaped for the store
+ * by `prepareImportBatch` (src/storage/import-batch.ts). The import's parse threads prepare
+ * them, so what reaches the thread that talks to the database is what that store loads fastest.
+ */
+export type ImportBatch = RecordBatch | EncodedBatch;
+
+interface BatchOf {
+  appId: string;
+  className: string;
+}
+
+/** The records as they are (SQLite, and any store without a bulk format). */
+export interface RecordBatch extends BatchOf {
+  kind: 'records';
+  records: ImportRecord[];
+}
+
+/**
+ * The rows already in the store's bulk-load format, one transferable buffer, and what the store
+ * answers each record by: its objectId and its authData identities (`record`: its position).
+ */
+export interface EncodedBatch extends BatchOf {
+  kind: 'encoded';
+  objectIds: string[];
+  identities: Array<Identity & { record: number }>;
+  rows: Uint8Array;
 }
 
 export type ImportStatus =
@@ -31,11 +61,11 @@ export interface QueueDepth {
 /** The operator's verbs: bulk import of an export, and the gauges monitoring reads. */
 export interface OpsStore {
   /**
-   * Inserts many objects of one application in one transaction, with their promoted columns,
-   * secrets and third-party identity rows; an objectId already present is skipped. Answers one
-   * status per record, in order.
+   * Inserts a batch of objects in one transaction, with their promoted columns, secrets and
+   * third-party identity rows; an objectId already present is skipped. Answers one status per
+   * record, in order.
    */
-  importObjects(appId: string, records: ImportRecord[]): Promise<ImportStatus[]>;
+  importObjects(batch: ImportBatch): Promise<ImportStatus[]>;
   /** Refreshes the planner's statistics after a bulk load, so queries use the right indexes at once. */
   finishImport(): Promise<void>;
   queueDepth(now: number): Promise<QueueDepth>;

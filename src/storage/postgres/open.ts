@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { SqlStore } from '../sql/sql-store.ts';
-import { postgresDialect } from './dialect.ts';
+import { PostgresStore } from './postgres-store.ts';
 
 // BIGINT columns hold epoch milliseconds, well inside the exact range of a JS number.
 const types = {
@@ -11,12 +10,12 @@ const types = {
   },
 };
 
-export async function openPostgresStore(options: { url: string; poolSize?: number }): Promise<SqlStore> {
+export async function openPostgresStore(options: { url: string; poolSize?: number }): Promise<PostgresStore> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types });
   // An idle connection dropped by the server (restart, failover) is replaced on next use; without
   // a listener the pool's 'error' event would crash the process.
   pool.on('error', () => undefined);
-  const store = new SqlStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), dialect: postgresDialect });
+  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), pool });
   await store.migrate();
   return store;
 }
