@@ -16,6 +16,9 @@ let server: TestServer;
 let dir: string;
 const users: ExportUser[] = [];
 const goodUsers = 12;
+// Characters that bulk-load formats escape (PostgreSQL's COPY text format: tab, newline, backslash).
+const postBody = 'tab\there, line\nbreak, CR\r, backslash \\ and \\N, quote " and {braces}, ünïcode ✓';
+const postAcl = { '*': { read: true }, 'role:night shift': { read: true, write: true } };
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -60,7 +63,7 @@ before(async () => {
   ];
   writeFileSync(join(dir, '_Installation.json'), devices.map((d) => JSON.stringify(d)).join('\n') + '\n');
   const posts = [
-    { objectId: 'post01', title: 'public', when: { __type: 'Date', iso: '2021-01-01T00:00:00.000Z' }, createdAt: '2021-01-01T00:00:00.000Z', updatedAt: '2021-01-02T00:00:00.000Z' },
+    { objectId: 'post01', title: 'public', body: postBody, when: { __type: 'Date', iso: '2021-01-01T00:00:00.000Z' }, ACL: postAcl, createdAt: '2021-01-01T00:00:00.000Z', updatedAt: '2021-01-02T00:00:00.000Z' },
     { objectId: 'post02', title: 'private', ACL: { [users[0].objectId]: { read: true, write: true } }, createdAt: '2021-01-03T00:00:00.000Z', updatedAt: '2021-01-03T00:00:00.000Z' },
   ];
   writeFileSync(join(dir, 'Post.0.jsonl.gz'), gzipSync(posts.map((p) => JSON.stringify(p)).join('\r\n')));
@@ -126,6 +129,9 @@ test('ids, timestamps, ACLs and fields arrive as exported; secrets stay out of t
   const publicPost = await server.client.get('/1.1/classes/Post/post01');
   assert.deepEqual(publicPost.body.when, { __type: 'Date', iso: '2021-01-01T00:00:00.000Z' });
   assert.equal(publicPost.body.updatedAt, '2021-01-02T00:00:00.000Z');
+  assert.equal(publicPost.body.body, postBody);
+  const postWithAcl = await server.master.get('/1.1/classes/Post/post01', { query: { returnACL: 'true' } });
+  assert.deepEqual(postWithAcl.body.ACL, postAcl);
 
   const device = await server.master.get('/1.1/installations/inst000000000000000000002');
   assert.equal(device.body.deviceProfile, 'vip');
