@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -203,14 +203,16 @@ test('authData identities: imported accounts sign in; a duplicate stays with its
   assert.equal(link.body.code, 208, link.text);
 });
 
-test('a re-run is idempotent: every objectId already present is skipped', async () => {
+test('a re-run skips every objectId already present, conflicts again, and imports the lines added since', async () => {
   const before = await server.master.get('/1.1/classes/_User', { query: { count: 1, limit: 0 } });
   const { code, stdout, stderr } = await cli(['import', '--app', server.appId, '--batch', '5', dir]);
   assert.equal(code, 0, stderr);
-  const summary = JSON.parse(stdout) as { files: Array<{ className: string; inserted: number; existing: number }> };
-  const byClass = Object.fromEntries(summary.files.map((f) => [f.className, f]));
+  type Summary = { files: Array<{ className: string; inserted: number; existing: number; conflicts: number }> };
+  const byClass = Object.fromEntries((JSON.parse(stdout) as Summary).files.map((f) => [f.className, f]));
   assert.equal(byClass._User.inserted, 0);
   assert.equal(byClass._User.existing, goodUsers);
+  assert.equal(byClass._User.conflicts, 1);
+  assert.match(stderr, /_User\.jsonl:17: skipped: username is already taken/);
   assert.equal(byClass._Installation.existing, 2);
   assert.equal(byClass.Post.existing, 2);
   const afterCount = await server.master.get('/1.1/classes/_User', { query: { count: 1, limit: 0 } });
@@ -218,6 +220,21 @@ test('a re-run is idempotent: every objectId already present is skipped', async 
   // The rehashed user keeps the argon2id hash: a re-run does not bring the old one back.
   const rehashed = await server.store.accounts.findUser(server.appId, { userId: users[4].objectId });
   assert.ok(rehashed?.passwordHash?.startsWith('$argon2id$'));
+
+  // A user created on the service since the first export: the next run (parsing on the main thread
+  // this time) adds it, with its session, and skips the rest.
+  const added = exportUser(goodUsers);
+  appendFileSync(join(dir, '_User.jsonl'), added.line + '\n');
+  const next = await cli(['import', '--app', server.appId, '--workers', '0', '--batch', '3', dir]);
+  assert.equal(next.code, 0, next.stderr);
+  const nextByClass = Object.fromEntries((JSON.parse(next.stdout) as Summary).files.map((f) => [f.className, f]));
+  assert.equal(nextByClass._User.inserted, 1);
+  assert.equal(nextByClass._User.existing, goodUsers);
+  assert.equal(nextByClass._User.conflicts, 1);
+  assert.equal(nextByClass.Post.existing, 2);
+  const me = await server.client.get('/1.1/users/me', { session: added.sessionToken });
+  assert.equal(me.status, 200, me.text);
+  assert.equal(me.body.objectId, added.objectId);
 });
 
 test('usage errors and an unknown application', async () => {

@@ -10,7 +10,7 @@ import { startServer, type TestServer } from './helpers/harness.ts';
 import { uniqueName } from './helpers/accounts.ts';
 import { exportUser } from './helpers/export.ts';
 import { SessionTokens } from '../src/accounts/sessions.ts';
-import { parseExportLine } from '../src/import/export-format.ts';
+import { parseExportLine, sealSession } from '../src/import/export-format.ts';
 import { prepareImportBatch } from '../src/storage/import-batch.ts';
 
 let server: TestServer;
@@ -165,9 +165,10 @@ test('after the move: an imported user logs in with the old password and the old
   await AV.User.logOut();
   const exported = exportUser(9001, { extra: { username: uniqueName('moved') } });
   const sessions = new SessionTokens({ secret: server.config.secret });
-  const parsed = parseExportLine(exported.line, { className: '_User', now: Date.now(), seal: (t) => sessions.seal(t) });
+  const parsed = parseExportLine(exported.line, { className: '_User', now: Date.now() });
   assert.ok('record' in parsed);
-  const [status] = await server.store.ops.importObjects(prepareImportBatch(server.store.kind, server.appId, '_User', [parsed.record]));
+  const record = sealSession(parsed, (token) => sessions.seal(token));
+  const [status] = await server.store.ops.importObjects(prepareImportBatch(server.store.kind, server.appId, '_User', [record]));
   assert.equal(status.kind, 'inserted');
   const username = JSON.parse(exported.line).username as string;
 

@@ -15,16 +15,16 @@ import type { ImportRecord } from '../storage/ops-store.ts';
  * One line of the hosted service's data export (JSON lines, one object a line; see
  * docs/operations.md, "Import"), turned into what the store keeps. Server fields come out of
  * the data: `objectId`, `createdAt`/`updatedAt` (plain ISO strings or `{"__type":"Date","iso"}`),
- * `ACL`; for `_User` also `salt` + `password` (kept as a legacy hash) and `sessionToken` (sealed
- * like Roost's own tokens, so apps already signed in stay signed in).
+ * `ACL`; for `_User` also `salt` + `password` (kept as a legacy hash) and `sessionToken`, handed
+ * back beside the record (`session` null) to be sealed like Roost's own tokens once the import
+ * knows the row is new (`sealSession`), so apps already signed in stay signed in.
  */
-export type ParsedLine = { record: ImportRecord; warnings: string[] } | { error: string };
+export type ParsedLine = { record: ImportRecord; sessionToken: string | null; warnings: string[] } | { error: string };
 
 export interface LineContext {
   className: string;
   /** Epoch ms used for a missing createdAt. */
   now: number;
-  seal: (token: string) => SessionSeal;
 }
 
 const userSecrets = ['password', 'salt', 'sessionToken'];
@@ -66,14 +66,14 @@ export function parseExportLine(line: string, context: LineContext): ParsedLine 
   const isUser = context.className === '_User';
   const warnings: string[] = [];
   let passwordHash: string | null = null;
-  let session: SessionSeal | null = null;
+  let sessionToken: string | null = null;
   if (isUser) {
     if (fields.password !== undefined && fields.password !== null) {
       passwordHash = encodeLegacyHash(fields.salt, fields.password);
       if (passwordHash === null) warnings.push('password is not a salted SHA-512 hash of the documented scheme: imported without a password');
     }
     const token = fields.sessionToken;
-    if (typeof token === 'string' && token !== '' && token.length <= maxTokenLength) session = context.seal(token);
+    if (typeof token === 'string' && token !== '' && token.length <= maxTokenLength) sessionToken = token;
     for (const key of userSecrets) delete fields[key];
   }
   const data: JsonObject = {};
@@ -98,8 +98,14 @@ export function parseExportLine(line: string, context: LineContext): ParsedLine 
     record: {
       object: { className: context.className, objectId, createdAt: createdMs, updatedAt: updated ?? createdMs, acl, data },
       passwordHash,
-      session,
+      session: null,
     },
+    sessionToken,
     warnings,
   };
+}
+
+/** The record with its exported session token sealed (digest and encrypted copy), ready to store. */
+export function sealSession(parsed: { record: ImportRecord; sessionToken: string | null }, seal: (token: string) => SessionSeal): ImportRecord {
+  return parsed.sessionToken === null ? parsed.record : { ...parsed.record, session: seal(parsed.sessionToken) };
 }

@@ -117,6 +117,15 @@ export class Importer {
     const lines = createInterface({ input, crlfDelay: Infinity });
     const now = this.options.clock.now();
     const { appId, store } = this.options;
+    // While chunks hold objectIds stored already (a re-run, or the part an interrupted run
+    // loaded), each is probed before its tokens are sealed and its rows encoded; the first
+    // chunk of a file always is. One probe of a new chunk finding none stops it.
+    let probing = true;
+    const probe = async (objectIds: string[]) => {
+      const present = await store.ops.presentObjectIds(appId, className, objectIds);
+      probing = present.size > 0;
+      return present;
+    };
     // Chunks being parsed, in file order; the oldest is written while later ones parse.
     const parsing: Array<{ numbers: number[]; results: Promise<ParsedChunk> }> = [];
     const depth = Math.max(2, 2 * (this.options.workers ?? 0));
@@ -128,14 +137,17 @@ export class Importer {
         if (kind === 'bad') report.bad++;
         this.problem({ file, line: chunk.numbers[line], kind, message });
       }
+      report.existing += parsed.present.length;
       await writing;
-      writing = this.write(file, parsed.batch, parsed.lines.map((line) => chunk.numbers[line]), report);
+      writing = this.write(file, parsed.batch, parsed.lines.map((line) => chunk.numbers[line]), report).then((existing) => {
+        if (existing > 0) probing = true;
+      });
     };
     let texts: string[] = [];
     let numbers: number[] = [];
     const flush = async () => {
       if (texts.length === 0) return;
-      parsing.push({ numbers, results: pool.parse({ store: store.kind, appId, className, now, lines: texts }) });
+      parsing.push({ numbers, results: pool.parse({ store: store.kind, appId, className, now, lines: texts, probe: probing }, probe) });
       texts = [];
       numbers = [];
       while (parsing.length > depth) await writeOldest();
@@ -154,9 +166,9 @@ export class Importer {
     return report;
   }
 
-  /** Stores a batch whose records came from these line numbers, and reports what became of each. */
-  private async write(file: string, batch: ImportBatch, numbers: number[], report: FileReport): Promise<void> {
-    if (numbers.length === 0) return;
+  /** Stores a batch whose records came from these line numbers and reports what became of each; answers how many were there already. */
+  private async write(file: string, batch: ImportBatch, numbers: number[], report: FileReport): Promise<number> {
+    if (numbers.length === 0) return 0;
     const statuses = await this.options.store.ops.importObjects(batch);
     statuses.forEach((status: ImportStatus, i) => {
       if (status.kind === 'inserted') {
@@ -177,5 +189,6 @@ export class Importer {
         this.problem({ file, line: numbers[i], kind: 'conflict', message: `${what} is already taken by another object: skipped` });
       }
     });
+    return statuses.filter((status) => status.kind === 'exists').length;
   }
 }

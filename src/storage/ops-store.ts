@@ -66,6 +66,8 @@ export interface OpsStore {
    * record, in order.
    */
   importObjects(batch: ImportBatch): Promise<ImportStatus[]>;
+  /** Those of these objectIds of a class that are stored already: a re-run skips them before sealing and encoding. */
+  presentObjectIds(appId: string, className: string, objectIds: string[]): Promise<Set<string>>;
   /** Refreshes the planner's statistics after a bulk load, so queries use the right indexes at once. */
   finishImport(): Promise<void>;
   queueDepth(now: number): Promise<QueueDepth>;

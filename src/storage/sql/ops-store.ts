@@ -127,26 +127,37 @@ export class SqlOpsStore implements OpsStore {
     const { appId, className, objectIds, statuses } = batch;
     const skipped = objectIds.map((_, i) => i).filter((i) => statuses[i] === null);
     if (skipped.length === 0) return;
+    const present = await this.present(trx, appId, className, skipped.map((i) => objectIds[i]));
+    const lost = skipped.filter((i) => !present.has(objectIds[i]));
+    for (const i of skipped) if (present.has(objectIds[i])) statuses[i] = { kind: 'exists' };
+    if (lost.length === 0) return;
+    const values = await valuesOf(lost);
+    for (const [n, i] of lost.entries()) statuses[i] = { kind: 'conflict', field: await this.takenField(trx, appId, values[n]) };
+  }
+
+  presentObjectIds(appId: string, className: string, objectIds: string[]): Promise<Set<string>> {
+    return this.present(this.db, appId, className, objectIds);
+  }
+
+  private async present(db: Kysely<any>, appId: string, className: string, objectIds: string[]): Promise<Set<string>> {
     const present = new Set<string>();
-    const ids = [...new Set(skipped.map((i) => objectIds[i]))];
-    for (let start = 0; start < ids.length; start += sqliteRowsPerStatement) {
-      const part = ids.slice(start, start + sqliteRowsPerStatement);
+    const ids = [...new Set(objectIds)];
+    // PostgreSQL takes the ids as one array parameter; SQLite binds each.
+    const step = this.dialect.kind === 'postgres' ? ids.length : sqliteRowsPerStatement;
+    for (let start = 0; start < ids.length; start += step) {
+      const part = ids.slice(start, start + step);
       // One primary-key probe per id (LATERAL): right after a bulk load the statistics are stale,
       // and the planner otherwise scans the whole class through another index.
       const { rows } =
         this.dialect.kind === 'postgres'
           ? await sql<{ id: string }>`SELECT t.id FROM unnest(${part}::text[]) AS t(id)
               CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
-                AND o.id = t.id LIMIT 1) x`.execute(trx)
+                AND o.id = t.id LIMIT 1) x`.execute(db)
           : await sql<{ id: string }>`SELECT id FROM objects
-              WHERE app_id = ${appId} AND class_name = ${className} AND id IN (${sql.join(part)})`.execute(trx);
+              WHERE app_id = ${appId} AND class_name = ${className} AND id IN (${sql.join(part)})`.execute(db);
       for (const row of rows) present.add(row.id);
     }
-    const lost = skipped.filter((i) => !present.has(objectIds[i]));
-    for (const i of skipped) if (present.has(objectIds[i])) statuses[i] = { kind: 'exists' };
-    if (lost.length === 0) return;
-    const values = await valuesOf(lost);
-    for (const [n, i] of lost.entries()) statuses[i] = { kind: 'conflict', field: await this.takenField(trx, appId, values[n]) };
+    return present;
   }
 
   private async takenField(trx: Kysely<any>, appId: string, values: UniqueValues): Promise<UniqueField | 'sessionToken' | null> {
