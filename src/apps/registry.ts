@@ -27,15 +27,12 @@ export class AppRegistry {
     this.cacheMs = options.cacheMs;
   }
 
+  private newApp(name: string): AppRecord {
+    return { appId: newAppId(), name, appKey: newAppKey(), masterKey: newAppKey(), settings: {}, createdAt: this.clock.now() };
+  }
+
   async create(name: string): Promise<AppKeys> {
-    const app: AppRecord = {
-      appId: newAppId(),
-      name,
-      appKey: newAppKey(),
-      masterKey: newAppKey(),
-      settings: {},
-      createdAt: this.clock.now(),
-    };
+    const app = this.newApp(name);
     await this.store.createApp(app);
     return { appId: app.appId, appKey: app.appKey, masterKey: app.masterKey };
   }
@@ -74,9 +71,13 @@ export class AppRegistry {
     return result;
   }
 
-  /** On first start with an empty store, an application named "default" so the server is usable at once. */
+  /**
+   * On first start with an empty store, an application named "default" so the server is usable at
+   * once. Check and create are one store step: of nodes starting together, exactly one creates it.
+   */
   async ensureDefault(): Promise<AppKeys | null> {
-    if ((await this.store.listApps()).length > 0) return null;
-    return this.create('default');
+    const app = this.newApp('default');
+    if (!(await this.store.createFirstApp(app))) return null;
+    return { appId: app.appId, appKey: app.appKey, masterKey: app.masterKey };
   }
 }

@@ -40,6 +40,8 @@ export interface Store {
   serverSecret(): Promise<string>;
 
   createApp(app: AppRecord): Promise<void>;
+  /** Creates `app` only while the store has no application: once, however many nodes start together. */
+  createFirstApp(app: AppRecord): Promise<boolean>;
   getApp(appId: string): Promise<AppRecord | null>;
   listApps(): Promise<AppRecord[]>;
   /** Runs `change` on the current settings under a lock; its ApiError refuses the change. */

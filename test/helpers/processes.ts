@@ -20,7 +20,11 @@ export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [])
   const keys: Record<string, string> = {};
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`roost did not start:\n${lines.join('\n')}`)), 30_000);
+    // A node that never listens is stopped, so it cannot outlive the test as an orphan.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`roost did not start:\n${lines.join('\n')}`));
+    }, 30_000);
     child.once('exit', (code) => reject(new Error(`roost exited with ${code}:\n${lines.join('\n')}`)));
     createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { MailTokenInfo, MailTokenKind, MailTokenRow, MailTokenStore } from '../mail-token-store.ts';
 import type { SqlDialect } from './dialect.ts';
+import { serialiseOn } from './serialise.ts';
 
 interface TokenRow {
   app_id: string;
@@ -32,12 +33,8 @@ export class SqlMailTokenStore implements MailTokenStore {
 
   async insertWithinLimit(token: MailTokenRow, limit: { since: number; max: number }, forgetBefore: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      // SQLite transactions begin IMMEDIATE (one writer at a time across processes); PostgreSQL
-      // needs a lock per user and kind, held to the commit, so the next count sees this insert.
-      if (this.dialect.kind === 'postgres') {
-        const key = `mail-limit:${token.kind}:${token.appId}:${token.userId}`;
-        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
-      }
+      // Held to the commit, so the next request's count sees this insert.
+      await serialiseOn(trx, this.dialect, `mail-limit:${token.kind}:${token.appId}:${token.userId}`);
       const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM mail_tokens
         WHERE app_id = ${token.appId} AND user_id = ${token.userId} AND kind = ${token.kind}
         AND created_at >= ${limit.since}`.execute(trx);

@@ -24,6 +24,7 @@ import { SqlMailTokenStore } from './mail-token-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
+import { serialiseOn } from './serialise.ts';
 
 interface ObjectRow {
   class_name: string;
@@ -113,11 +114,21 @@ export class SqlStore implements Store {
     };
   }
 
-  async createApp(app: AppRecord): Promise<void> {
+  async createApp(app: AppRecord, db: Kysely<any> = this.db): Promise<void> {
     await sql`INSERT INTO apps (app_id, name, app_key, master_key, settings, created_at)
       VALUES (${app.appId}, ${app.name}, ${app.appKey}, ${app.masterKey}, ${this.dialect.encodeJson(app.settings)}, ${app.createdAt})`.execute(
-      this.db,
+      db,
     );
+  }
+
+  async createFirstApp(app: AppRecord): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await serialiseOn(trx, this.dialect, 'first-app');
+      const { rows } = await sql`SELECT 1 AS one FROM apps LIMIT 1`.execute(trx);
+      if (rows.length > 0) return false;
+      await this.createApp(app, trx);
+      return true;
+    });
   }
 
   async getApp(appId: string): Promise<AppRecord | null> {

@@ -1,0 +1,79 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { testDatabase, type TestDatabase } from './helpers/harness.ts';
+import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+
+/**
+ * Regression: each node checked for applications, then created "default", so nodes starting
+ * together on an empty database could each create one (and print different keys).
+ */
+const run = promisify(execFile);
+const databases: TestDatabase[] = [];
+const nodes: RoostProcess[] = [];
+
+after(async () => {
+  await Promise.all(nodes.map((node) => node.stop()));
+  await Promise.all(databases.map((database) => database.drop()));
+});
+
+function roost(database: TestDatabase, ...args: string[]) {
+  return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    env: { ...process.env, ...database.env, LOG_LEVEL: 'silent' },
+  });
+}
+
+/** Starts three nodes at once; keeps every one that started, so the test can stop them. */
+async function startThree(database: TestDatabase, beforeWaiting = async () => {}): Promise<RoostProcess[]> {
+  const starting = Promise.allSettled([1, 2, 3].map(() => spawnRoost(database.env)));
+  await beforeWaiting();
+  const settled = await starting;
+  const started = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  nodes.push(...started);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return started;
+}
+
+async function assertOneDefault(database: TestDatabase, started: RoostProcess[]): Promise<void> {
+  const printed = started.filter((node) => node.defaultKeys !== null);
+  assert.equal(printed.length, 1, started.map((node) => node.lines.join('\n')).join('\n---\n'));
+  const apps = JSON.parse((await roost(database, 'app', 'list')).stdout) as Array<{ appId: string; name: string }>;
+  assert.deepEqual(apps.map((app) => [app.appId, app.name]), [[printed[0].defaultKeys!.appId, 'default']]);
+}
+
+// On SQLite the window between check and insert is microseconds wide, so this may pass without the
+// fix; on PostgreSQL the next test forces the race.
+test('SQLite: three nodes starting at once on an empty store create exactly one "default" application', { skip: process.env.DATABASE_URL ? 'the PostgreSQL test below forces the race' : false }, async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  await assertOneDefault(database, await startThree(database));
+});
+
+// On PostgreSQL the race is forced: another session holds the apps table (reads still pass) until
+// all three nodes wait on it or on each other, so each has had its chance to find no application.
+test('PostgreSQL: three nodes that all wait at the first application still create one', { skip: process.env.DATABASE_URL ? false : 'PostgreSQL only' }, async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  await roost(database, 'migrate');
+  const holder = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE apps IN EXCLUSIVE MODE');
+    const started = await startThree(database, async () => {
+      const deadline = Date.now() + 25_000;
+      for (let waiting = 0; waiting < 3 && Date.now() < deadline; await sleep(100)) {
+        const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE NOT l.granted AND a.datname = current_database() AND (l.relation = 'apps'::regclass OR l.locktype = 'advisory')`);
+        waiting = rows[0].n;
+      }
+      await holder.query('ROLLBACK');
+    });
+    await assertOneDefault(database, started);
+  } finally {
+    await holder.end();
+  }
+});
