@@ -11,6 +11,7 @@ import { AppRegistry } from './apps/registry.ts';
 import { ObjectService } from './objects/service.ts';
 import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { lazyChildLogger } from './http/request-logger.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
 import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
@@ -88,6 +89,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true },
@@ -148,13 +150,16 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await app.register(cors, { origin: '*', allowedHeaders, exposedHeaders: ['Location'], maxAge: 86400 });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request for a line that is mostly not written.
+  app.addHook('onResponse', (request, reply, done) => {
     // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
-    if ((request.log as Partial<Logger>).isLevelEnabled?.('info') === false) return;
-    request.log.info(
-      { method: request.method, url: safeUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+    if ((request.log as Partial<Logger>).isLevelEnabled?.('info') !== false) {
+      request.log.info(
+        { method: request.method, url: safeUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    }
+    done();
   });
 
   registerHealthRoutes(app, { store });

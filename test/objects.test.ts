@@ -1,6 +1,6 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { ManualClock, startServer, type TestServer } from './helpers/harness.ts';
 
 let server: TestServer;
 before(async () => {
@@ -106,6 +106,35 @@ describe('create and read', () => {
     assert.deepEqual([reserved.status, reserved.body.code], [400, 103]);
     const badKey = await server.client.post('/1.1/classes/Post', { 'bad-key': 1 });
     assert.deepEqual([badKey.status, badKey.body.code], [400, 105]);
+  });
+});
+
+describe('timestamps', () => {
+  // isoDate formats timestamps itself (src/lib/clock.ts): the edges of days, years and its range, and the fallback before 1970.
+  test('createdAt and updatedAt read exactly as toISOString writes them', async () => {
+    const clock = new ManualClock(0);
+    const timed = await startServer({ clock });
+    // The key, not a signature: a signature's timestamp would be far from this server's clock.
+    const byKey = { headers: { 'X-LC-Sign': '', 'X-LC-Key': timed.appKey } };
+    try {
+      const instants = ['1969-07-20T20:17:40.000Z', '1970-01-01T00:00:00.000Z', '2000-02-29T23:59:59.999Z', '2024-12-31T23:59:09.059Z', '9999-12-31T23:59:59.999Z'];
+      for (const iso of instants) {
+        clock.set(Date.parse(iso));
+        const created = await timed.client.post('/1.1/classes/Stamp', { iso }, byKey);
+        assert.equal(created.body.createdAt, iso);
+        const read = await timed.client.get(`/1.1/classes/Stamp/${created.body.objectId}`, byKey);
+        assert.deepEqual(read.body, { iso, objectId: created.body.objectId, createdAt: iso, updatedAt: iso });
+      }
+      clock.set(Date.parse('2024-03-01T08:05:00.000Z'));
+      const created = await timed.client.post('/1.1/classes/Stamp', { n: 1 }, byKey);
+      clock.set(Date.parse('2024-03-02T17:45:30.120Z'));
+      const updated = await timed.client.put(`/1.1/classes/Stamp/${created.body.objectId}`, { n: 2 }, byKey);
+      assert.equal(updated.body.updatedAt, '2024-03-02T17:45:30.120Z');
+      const read = await timed.client.get(`/1.1/classes/Stamp/${created.body.objectId}`, byKey);
+      assert.deepEqual(read.body, { n: 2, objectId: created.body.objectId, createdAt: '2024-03-01T08:05:00.000Z', updatedAt: '2024-03-02T17:45:30.120Z' });
+    } finally {
+      await timed.close();
+    }
   });
 });
 
