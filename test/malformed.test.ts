@@ -18,7 +18,9 @@ const values: unknown[] = [
   null, true, 0, -1, 1e308, 'x', '', [], {}, [null], { __type: 'Date' }, { __op: 'Increment', amount: 'x' },
   { __op: 'Add' }, { __op: 'Nope' }, { $gt: {} }, { $in: {} }, { $regex: 5 }, { $exists: null }, { $or: 1 },
   { 'a.b': 1 }, { __proto__: 1 }, { constructor: { prototype: 1 } }, { __type: 'Pointer', className: 5 },
-  'x'.repeat(10_000), 'nul\u0000byte', { 'k\u0000': 1 }, { __type: 'GeoPoint', latitude: 'n', longitude: [] },
+  'x'.repeat(10_000), 'nul\u0000byte', { 'k\u0000': 1 },
+  // A lone UTF-16 surrogate: PostgreSQL's jsonb refuses it, so it once surfaced as a 500 there.
+  'lone\ud800surrogate', '\udc00', { 'k\ud800': 1 }, { __type: 'GeoPoint', latitude: 'n', longitude: [] },
 ];
 
 function junkBodies(): string[] {
@@ -101,4 +103,20 @@ test('odd paths and ids answer 2xx or 4xx', async () => {
       assert.ok(res.status < 500, `${method} ${path.slice(0, 60)} → ${res.status} ${res.text.slice(0, 200)}`);
     }
   }
+});
+
+// Regression: a lone UTF-16 surrogate reached PostgreSQL's jsonb and answered 500 there.
+test('a string with a lone surrogate is refused with 111 on every store, and nothing is stored', async () => {
+  const message = 'Strings must be valid Unicode (a lone surrogate was found).';
+  const created = await server.client.request('POST', '/1.1/classes/Surrogate', { raw: '{"name":"a\\ud800b"}' });
+  assert.equal(created.status, 400);
+  assert.deepEqual(created.body, { code: 111, error: message });
+  const query = await server.client.get('/1.1/classes/Surrogate', { query: { where: '{"name":"\\udc00"}' } });
+  assert.equal(query.status, 400);
+  assert.deepEqual(query.body, { code: 111, error: message });
+  const nested = await server.client.request('POST', '/1.1/classes/Surrogate', { raw: '{"obj":{"k\\ud800":1}}' });
+  assert.equal(nested.status, 400);
+  assert.equal(nested.body.code, 121);
+  const stored = await server.master.get('/1.1/classes/Surrogate');
+  assert.deepEqual(stored.body, { results: [] });
 });

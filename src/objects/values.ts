@@ -86,11 +86,15 @@ function typed(value: Record<string, unknown>): JsonObject {
 /** Nesting deeper than this is refused (as MongoDB-backed services do); SQLite's JSON stops at 1000. */
 export const maxDepth = 100;
 
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function checkJson(value: unknown, allowTyped = true, depth = 0): Json {
   if (depth > maxDepth) fail('incorrectType', `Values may nest at most ${maxDepth} levels deep.`);
   if (typeof value === 'string') {
     // PostgreSQL cannot store U+0000 in text or jsonb; refuse it on every store alike.
     if (value.includes('\u0000')) fail('incorrectType', 'Strings may not contain the NUL character.');
+    // A lone surrogate has no UTF-8 form: PostgreSQL's jsonb refuses it, so every store refuses it here.
+    if (loneSurrogate.test(value)) fail('incorrectType', 'Strings must be valid Unicode (a lone surrogate was found).');
     return value;
   }
   if (value === null || typeof value === 'boolean') return value;
@@ -104,7 +108,7 @@ export function checkJson(value: unknown, allowTyped = true, depth = 0): Json {
     if ('__op' in value) fail('incorrectType', 'Operations (__op) are allowed only on top-level keys.');
     const out: JsonObject = {};
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('$') || key.includes('.') || key.includes('\u0000')) {
+      if (key.includes('$') || key.includes('.') || key.includes('\u0000') || loneSurrogate.test(key)) {
         fail('invalidNestedKey', `Invalid nested key '${key.replace('\u0000', '\\0')}'.`);
       }
       out[key] = checkJson(item, true, depth + 1);
