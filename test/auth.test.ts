@@ -77,6 +77,27 @@ describe('application keys', () => {
     }
   });
 
+  // Key headers once proven are remembered per application record (src/http/context.ts): only the exact header.
+  test('a key accepted before opens nothing else: near misses, the app key as master, an unknown id, again and again', async () => {
+    for (let round = 0; round < 3; round++) {
+      assert.equal((await call({ 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey })).status, 200);
+      assert.equal((await call({ 'X-LC-Id': server.appId, 'X-LC-Key': `${server.masterKey},master` }, '/1.1/settings')).status, 200);
+      assert.equal((await call({ 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey }, '/1.1/settings')).status, 403);
+      const refused: Array<Record<string, string>> = [
+        { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey}x` },
+        { 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey.slice(0, -1) },
+        { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey},master` },
+        { 'X-LC-Id': server.appId, 'X-LC-Key': server.masterKey },
+        { 'X-LC-Id': 'nope', 'X-LC-Key': server.appKey },
+        { 'X-SVC-Id': 'nope', 'X-SVC-Key': `${server.masterKey},master` },
+      ];
+      for (const headers of refused) {
+        const res = await call(headers);
+        assert.deepEqual([res.status, res.body], [401, unauthorized], JSON.stringify(headers));
+      }
+    }
+  });
+
   test('the master key opens master-only routes; the app key does not', async () => {
     const appKey = await call({ 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey }, '/1.1/settings');
     assert.equal(appKey.status, 403);

@@ -41,6 +41,12 @@ export class AppRegistry {
     return this.store.listApps();
   }
 
+  /** The application as cached and still fresh (null: cached as unknown); undefined when get() would read the store. */
+  cached(appId: string): AppRecord | null | undefined {
+    const cached = this.cache.get(appId);
+    return cached && cached.until > this.clock.now() ? cached.app : undefined;
+  }
+
   async get(appId: string): Promise<AppRecord | null> {
     const now = this.clock.now();
     const cached = this.cache.get(appId);

@@ -6,12 +6,15 @@ import type { ObjectRef } from '../store.ts';
 import { SqlStore } from '../sql/sql-store.ts';
 import { readerNeedle, sqliteDialect } from './dialect.ts';
 
-type ObjectTuple = [className: string, id: string, createdAt: number, updatedAt: number, data: string, acl: string | null];
+type ObjectTuple = [createdAt: number, updatedAt: number, data: string, acl: string | null];
 
-/** The statement of SqlStore.getObject with `readerCount` readers (none: the master key). */
+/**
+ * The statement of SqlStore.getObject with `readerCount` readers (none: the master key). Class and
+ * id are not selected: the row's equal the ones asked for (binary comparison).
+ */
 function objectByIdSql(readerCount: number): string {
   const readable = Array.from({ length: readerCount }, () => 'instr(o.readers, ?) > 0').join(' OR ');
-  return `SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+  return `SELECT o.created_at, o.updated_at, o.data, o.acl
     FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ?${readerCount > 0 ? ` AND (${readable})` : ''}`;
 }
 
@@ -54,12 +57,12 @@ export class SqliteStore extends SqlStore {
         : statement.get(ref.appId, ref.className, ref.objectId, ...readers.map(readerNeedle));
     if (row === undefined) return null;
     return {
-      className: row[0],
-      objectId: row[1],
-      createdAt: Number(row[2]),
-      updatedAt: Number(row[3]),
-      acl: row[5] === null ? null : JSON.parse(row[5]),
-      data: JSON.parse(row[4]) ?? {},
+      className: ref.className,
+      objectId: ref.objectId,
+      createdAt: Number(row[0]),
+      updatedAt: Number(row[1]),
+      acl: row[3] === null ? null : JSON.parse(row[3]),
+      data: JSON.parse(row[2]) ?? {},
     };
   }
 }
