@@ -1,11 +1,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { testDatabase, type TestDatabase } from './helpers/harness.ts';
 import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import { holdWriteLock, waitForLockWaiters } from './helpers/locks.ts';
 
 /**
  * Regression: each node checked for applications, then created "default", so nodes starting
@@ -58,22 +57,7 @@ test('PostgreSQL: three nodes that all wait at the first application still creat
   const database = await testDatabase();
   databases.push(database);
   await roost(database, 'migrate');
-  const holder = new pg.Client({ connectionString: database.env.DATABASE_URL });
-  await holder.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query('LOCK TABLE apps IN EXCLUSIVE MODE');
-    const started = await startThree(database, async () => {
-      const deadline = Date.now() + 25_000;
-      for (let waiting = 0; waiting < 3 && Date.now() < deadline; await sleep(100)) {
-        const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE NOT l.granted AND a.datname = current_database() AND (l.relation = 'apps'::regclass OR l.locktype = 'advisory')`);
-        waiting = rows[0].n;
-      }
-      await holder.query('ROLLBACK');
-    });
-    await assertOneDefault(database, started);
-  } finally {
-    await holder.end();
-  }
+  const release = await holdWriteLock(database, 'apps');
+  const started = await startThree(database, () => waitForLockWaiters(database, 'apps', 3).finally(release));
+  await assertOneDefault(database, started);
 });

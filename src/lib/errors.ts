@@ -22,6 +22,7 @@ export const catalogue = {
   invalidEmail: { code: 125, status: 400, message: 'The email address is invalid.' },
   invalidPhone: { code: 127, status: 400, message: 'The mobile phone number is invalid.' },
   duplicateValue: { code: 137, status: 400, message: 'A unique field was given a value that is already taken.' },
+  scheduledPushQuota: { code: 140, status: 400, message: 'Too many scheduled pushes are waiting.' },
   usernameMissing: { code: 200, status: 400, message: 'Username is missing or empty.' },
   passwordMissing: { code: 201, status: 400, message: 'Password is missing or empty.' },
   usernameTaken: { code: 202, status: 400, message: 'Username has already been taken.' },

@@ -7,6 +7,7 @@ import { LocalRelay, RedisRelay, type Relay } from './channel/relay.ts';
 import { FanoutWorker } from './fanout.ts';
 import { InstallationService } from './installations.ts';
 import { parsePushRequest, type PushRequestContext } from './request.ts';
+import { PushSchedule, scheduledPushCap } from './schedule.ts';
 import type { NotificationRecord } from './types.ts';
 import { unconfiguredDispatch, type VendorDispatch } from './vendor-dispatch.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -34,6 +35,7 @@ export class PushService {
   readonly hub: ChannelHub;
   readonly worker: FanoutWorker;
   readonly installations: InstallationService;
+  readonly schedule: PushSchedule;
   private readonly relay: Relay;
   private readonly store: Store;
   private readonly clock: Clock;
@@ -44,6 +46,7 @@ export class PushService {
     this.clock = options.clock;
     this.logger = options.logger;
     this.installations = new InstallationService({ objects: options.objects, store: options.store });
+    this.schedule = new PushSchedule({ store: options.store.pushSchedule, clock: options.clock });
     this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger, appKey: options.appKey });
     this.relay = options.redisUrl
       ? new RedisRelay({ url: options.redisUrl, hub: this.hub, logger: options.logger, channel: options.redisChannel })
@@ -75,10 +78,18 @@ export class PushService {
     if (outcome === 'timeout') this.logger.warn('push relay: Redis not reachable yet; continuing without it');
   }
 
-  /** Validates and stores a push; a req_id seen within five minutes returns the first record. */
-  async accept(appId: string, body: unknown, prodHeader: string | null): Promise<{ created: boolean; record: NotificationRecord }> {
+  /**
+   * Validates and stores a push; a req_id seen within five minutes returns the first record. A
+   * scheduled push is refused (code 140) while the application's cap of waiting pushes is reached.
+   */
+  async accept(
+    appId: string,
+    body: unknown,
+    prodHeader: string | null,
+    settings: { commercial: boolean },
+  ): Promise<{ created: boolean; record: NotificationRecord }> {
     const context: PushRequestContext = { appId, now: this.clock.now(), prodHeader };
-    const outcome = await this.store.push.createPush(parsePushRequest(body, context));
+    const outcome = await this.store.push.createPush({ ...parsePushRequest(body, context), scheduleCap: scheduledPushCap(settings) });
     if (outcome.created) this.worker.wake();
     return outcome;
   }

@@ -32,6 +32,8 @@ export interface NewPush {
   /** req_id: a repeat within dedupeMs returns the first record instead of sending again. */
   reqId: string | null;
   dedupeMs: number;
+  /** A scheduled push is refused while this many wait for the application (src/push/schedule.ts). */
+  scheduleCap?: number;
 }
 
 /** One installation of a page, with only the fields routing looks at. */

@@ -3,6 +3,7 @@ import type { AppSettings } from '../apps/settings.ts';
 import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
+import type { PushScheduleStore } from './push-schedule-store.ts';
 import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
@@ -25,6 +26,8 @@ export interface Store {
   readonly accounts: AccountStore;
   /** Push records, fan-out jobs and device mailboxes (src/storage/push-store.ts). */
   readonly push: PushStore;
+  /** Scheduled pushes not started yet (src/storage/push-schedule-store.ts). */
+  readonly pushSchedule: PushScheduleStore;
   /** Tokens of mailed links: email verification, password reset (src/storage/mail-token-store.ts). */
   readonly mailTokens: MailTokenStore;
   /** Third-party identities bound to users (src/storage/identity-store.ts). */

@@ -7,21 +7,24 @@ import { notificationToWire } from '../../push/notifications.ts';
 import type { PushService } from '../../push/service.ts';
 import { requireMaster } from '../context.ts';
 import { param, queryOf } from '../params.ts';
+import { registerScheduledPushRoutes } from './push-schedule.ts';
 
 interface NotificationParams {
   objectId: string;
 }
 
-/** POST /1.1/push and the `_Notification` records. */
+/** POST /1.1/push, the `_Notification` records and the queue of scheduled pushes. */
 export function registerPushRoutes(app: FastifyInstance, options: { push: PushService }): void {
   const { push } = options;
+  registerScheduledPushRoutes(app, { schedule: push.schedule });
 
   app.post('/1.1/push', async (request, reply) => {
-    if (!request.ctx.master && !mergeSettings(request.ctx.app.settings).clientPushAllowed) {
+    const settings = mergeSettings(request.ctx.app.settings);
+    if (!request.ctx.master && !settings.clientPushAllowed) {
       throw new ApiError('masterKeyRequired', 'Push needs the master key (or the app setting clientPushAllowed).');
     }
     const prod = request.headers['x-lc-prod'] ?? request.headers['x-svc-prod'];
-    const { created, record } = await push.accept(request.ctx.appId, request.body, typeof prod === 'string' ? prod : null);
+    const { created, record } = await push.accept(request.ctx.appId, request.body, typeof prod === 'string' ? prod : null, settings);
     reply.status(created ? 201 : 200);
     return { objectId: record.objectId, createdAt: isoDate(record.createdAt) };
   });
@@ -36,12 +39,15 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
     return { results: records.map(notificationToWire) };
   });
 
-  app.get<{ Params: NotificationParams }>('/1.1/notifications/:objectId', async (request) => {
-    requireMaster(request);
-    const record = await push.getNotification(request.ctx.appId, request.params.objectId);
-    if (!record) throw new ApiError('objectNotFound', `No notification with id '${request.params.objectId}'.`);
-    return notificationToWire(record);
-  });
+  // The hosted service also shows a record at /1.1/tables/Notifications/<objectId> (reference §4.2).
+  for (const path of ['/1.1/notifications/:objectId', '/1.1/tables/Notifications/:objectId']) {
+    app.get<{ Params: NotificationParams }>(path, async (request) => {
+      requireMaster(request);
+      const record = await push.getNotification(request.ctx.appId, request.params.objectId);
+      if (!record) throw new ApiError('objectNotFound', `No notification with id '${request.params.objectId}'.`);
+      return notificationToWire(record);
+    });
+  }
 
   app.delete<{ Params: NotificationParams }>('/1.1/notifications/:objectId', async (request) => {
     requireMaster(request);

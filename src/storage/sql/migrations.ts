@@ -3,6 +3,7 @@ import { pushMigration, pushPageListMigration, pushPageRangesMigration, pushSwee
 import { mailTokenMigration } from './mail-token-store.ts';
 import { identityMigration } from './identity-migration.ts';
 import { quotaPauseMigration } from './quota-pause-store.ts';
+import { pushScheduleMigration } from './push-schedule-store.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -80,6 +81,7 @@ steps.push(identityMigration);
 steps.push(mailTokenMigration);
 steps.push(quotaPauseMigration);
 steps.push(pushPageRangesMigration);
+steps.push(pushScheduleMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {
   return {

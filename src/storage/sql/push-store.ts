@@ -14,6 +14,7 @@ import type { SqlDialect } from './dialect.ts';
 import { num, type NotificationRow } from './push-common.ts';
 import { SqlPushDelivery } from './push-delivery.ts';
 import { SqlPushPages } from './push-pages.ts';
+import { admitScheduledPush } from './push-schedule-store.ts';
 
 /**
  * PushStore on SQL. Tables (migration 0004_push and later): push_notifications (record + job
@@ -79,6 +80,7 @@ export class SqlPushStore implements PushStore {
           if (record) return { created: false as const, record };
         }
       }
+      await admitScheduledPush(trx, this.dialect, push);
       await sql`INSERT INTO push_notifications (app_id, id, created_at, updated_at, status, push_time, expires_at,
           request, content, selector, last_key, pages, paged)
         VALUES (${push.appId}, ${push.objectId}, ${push.createdAt}, ${push.createdAt}, ${push.status}, ${push.pushTime},

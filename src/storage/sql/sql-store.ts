@@ -20,6 +20,7 @@ import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
+import { SqlPushScheduleStore } from './push-schedule-store.ts';
 import { SqlMailTokenStore } from './mail-token-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
@@ -68,6 +69,7 @@ export class SqlStore implements Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly accounts: SqlAccountStore;
   readonly push: SqlPushStore;
+  readonly pushSchedule: SqlPushScheduleStore;
   readonly mailTokens: SqlMailTokenStore;
   readonly identities: SqlIdentityStore;
   readonly sms: SqlSmsStore;
@@ -82,6 +84,7 @@ export class SqlStore implements Store {
     this.kind = options.dialect.kind;
     this.accounts = new SqlAccountStore(options);
     this.push = new SqlPushStore(options);
+    this.pushSchedule = new SqlPushScheduleStore(options);
     this.mailTokens = new SqlMailTokenStore(options);
     this.identities = new SqlIdentityStore(options);
     this.sms = new SqlSmsStore(options);
