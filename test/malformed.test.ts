@@ -36,6 +36,15 @@ function junkBodies(): string[] {
   return bodies;
 }
 
+/** A 4xx answer is {code, error} without a stack trace; nothing answers 5xx. */
+function assertClientError(label: string, res: { status: number; body: any; text: string }) {
+  assert.ok(res.status < 500, `${label} → ${res.status} ${res.text.slice(0, 200)}`);
+  if (res.status < 400) return;
+  assert.equal(typeof res.body?.code, 'number', `${label} → ${res.text.slice(0, 200)}`);
+  assert.equal(typeof res.body?.error, 'string', `${label} → ${res.text.slice(0, 200)}`);
+  assert.ok(!/\n\s+at /.test(res.text), 'no stack trace');
+}
+
 test('junk bodies on every write route answer 2xx or 4xx with {code, error}', async () => {
   const targets: Array<[string, string]> = [
     ['POST', '/1.1/classes/Fuzz'],
@@ -48,13 +57,7 @@ test('junk bodies on every write route answer 2xx or 4xx with {code, error}', as
   for (const [method, path] of targets) {
     for (const raw of junkBodies()) {
       const client = path === '/1.1/settings' ? server.master : server.client;
-      const res = await client.request(method, path, { raw });
-      assert.ok(res.status < 500, `${method} ${path} ${raw.slice(0, 80)} → ${res.status} ${res.text.slice(0, 200)}`);
-      if (res.status >= 400) {
-        assert.equal(typeof res.body.code, 'number', res.text);
-        assert.equal(typeof res.body.error, 'string', res.text);
-        assert.ok(!/\n\s+at /.test(res.text), 'no stack trace');
-      }
+      assertClientError(`${method} ${path} ${raw.slice(0, 80)}`, await client.request(method, path, { raw }));
     }
   }
 });
@@ -119,4 +122,104 @@ test('a string with a lone surrogate is refused with 111 on every store, and not
   assert.equal(nested.body.code, 121);
   const stored = await server.master.get('/1.1/classes/Surrogate');
   assert.deepEqual(stored.body, { results: [] });
+});
+
+// The routes added after the tests above: installations, push and its records, scheduled pushes,
+// SMS, mail requests, account actions and the makers' receipt callback.
+test('junk bodies on the installation, push, SMS, mail and callback routes answer 2xx or 4xx', async () => {
+  const installation = await server.client.post('/1.1/installations', { installationId: 'fuzz-install-1', deviceType: 'android' });
+  const user = await server.client.post('/1.1/users', { username: 'fuzz-user', password: 'fuzz-pass-1' });
+  const asUser = server.client.withSession(user.body.sessionToken);
+  const targets: Array<[string, string, typeof server.client]> = [
+    ['POST', '/1.1/installations', server.client],
+    ['PUT', `/1.1/installations/${installation.body.objectId}`, server.client],
+    ['POST', '/1.1/classes/_Installation', server.client],
+    ['POST', '/1.1/push', server.master],
+    ['DELETE', '/1.1/scheduledPushMessages/1', server.master],
+    ['POST', '/1.1/requestSmsCode', server.client],
+    ['POST', '/1.1/verifySmsCode/123456', server.client],
+    ['POST', '/1.1/requestLoginSmsCode', server.client],
+    ['POST', '/1.1/usersByMobilePhone', server.client],
+    ['POST', '/1.1/requestMobilePhoneVerify', server.client],
+    ['POST', '/1.1/verifyMobilePhone/123456', server.client],
+    ['POST', '/1.1/requestPasswordResetBySmsCode', server.client],
+    ['POST', '/1.1/requestChangePhoneNumber', asUser],
+    ['POST', '/1.1/changePhoneNumber', asUser],
+    ['PUT', '/1.1/resetPasswordBySmsCode/123456', server.client],
+    ['POST', '/1.1/requestEmailVerify', server.client],
+    ['POST', '/1.1/requestPasswordReset', server.client],
+    ['PUT', `/1.1/users/${user.body.objectId}/updatePassword`, asUser],
+    ['PUT', `/1.1/users/${user.body.objectId}/refreshSessionToken`, asUser],
+    ['POST', '/push/v1/callback/honor', server.client],
+  ];
+  for (const [method, path, client] of targets) {
+    for (const raw of junkBodies()) assertClientError(`${method} ${path} ${raw.slice(0, 80)}`, await client.request(method, path, { raw }));
+  }
+});
+
+test('junk query parameters and ids on the installation, push and scheduled push routes answer 2xx or 4xx', async () => {
+  const queries: Array<Record<string, string>> = [
+    ...values.map((value) => ({ where: JSON.stringify({ channels: value }) })),
+    ...values.map((value) => ({ where: JSON.stringify(value) })),
+    { limit: 'many' },
+    { limit: '-1' },
+    { skip: '99999999999999999999' },
+    { order: '-,,--x' },
+    { count: 'maybe' },
+  ];
+  for (const query of queries) {
+    for (const path of ['/1.1/installations', '/1.1/classes/_Installation', '/1.1/notifications', '/1.1/scheduledPushMessages']) {
+      assertClientError(`GET ${path} ${JSON.stringify(query).slice(0, 80)}`, await server.master.get(path, { query }));
+    }
+  }
+  const ids = ['%00', '%ZZ', 'a'.repeat(5000), '..%2F..%2Fetc', ',,,', '-1', '1e3', '99999999999999999999'];
+  for (const id of ids) {
+    for (const [method, path] of [
+      ['GET', `/1.1/installations/${id}`],
+      ['PUT', `/1.1/installations/${id}`],
+      ['DELETE', `/1.1/installations/${id}`],
+      ['GET', `/1.1/notifications/${id}`],
+      ['DELETE', `/1.1/notifications/${id}`],
+      ['GET', `/1.1/tables/Notifications/${id}`],
+      ['DELETE', `/1.1/scheduledPushMessages/${id}`],
+      ['POST', `/1.1/verifySmsCode/${id}`],
+      ['PUT', `/1.1/resetPasswordBySmsCode/${id}`],
+    ]) {
+      const res = await server.master.request(method, path, method === 'GET' ? {} : { body: {} });
+      assertClientError(`${method} ${path.slice(0, 60)}`, res);
+    }
+  }
+});
+
+test('junk in each field of installations, push, SMS and settings bodies answers 2xx or 4xx', async () => {
+  const phone = '+8613800138000';
+  const shapes: Array<[string, string, typeof server.client, (value: unknown) => unknown]> = [
+    ['POST', '/1.1/installations', server.client, (v) => ({ installationId: v, deviceType: 'android' })],
+    ['POST', '/1.1/installations', server.client, (v) => ({ installationId: 'fuzz-field-1', deviceType: v })],
+    ['POST', '/1.1/installations', server.client, (v) => ({ installationId: 'fuzz-field-2', channels: v })],
+    ['POST', '/1.1/installations', server.client, (v) => ({ installationId: 'fuzz-field-3', vendor: v, registrationId: v })],
+    ['POST', '/1.1/installations', server.client, (v) => ({ installationId: 'fuzz-field-4', deviceProfile: v, valid: v })],
+    ...['data', 'where', 'channels', 'push_time', 'expiration_time', 'expiration_interval', 'hms', 'prod', 'req_id', 'notification_id', 'flow_control'].map(
+      (field): [string, string, typeof server.client, (value: unknown) => unknown] => [
+        'POST',
+        '/1.1/push',
+        server.master,
+        (v) => ({ data: { alert: 'fuzz' }, where: { installationId: 'nobody' }, [field]: v }),
+      ],
+    ),
+    ['POST', '/1.1/push', server.master, (v) => ({ data: { alert: v, title: v, silent: v }, where: { installationId: 'nobody' } })],
+    ['POST', '/1.1/requestSmsCode', server.client, (v) => ({ mobilePhoneNumber: v })],
+    ['POST', '/1.1/usersByMobilePhone', server.client, (v) => ({ mobilePhoneNumber: phone, smsCode: v })],
+    ['POST', '/1.1/verifySmsCode/123456', server.client, (v) => ({ mobilePhoneNumber: v })],
+    ...['vendors', 'authProviders', 'sms', 'commercial', 'mixedPush', 'verifyEmailText', 'androidIntentHostname'].map(
+      (field): [string, string, typeof server.client, (value: unknown) => unknown] => ['PUT', '/1.1/settings', server.master, (v) => ({ [field]: v })],
+    ),
+    ['PUT', '/1.1/settings', server.master, (v) => ({ vendors: { _default: { HMS: v } } })],
+  ];
+  for (const [method, path, client, body] of shapes) {
+    for (const value of values) {
+      const raw = JSON.stringify(body(value));
+      assertClientError(`${method} ${path} ${raw.slice(0, 100)}`, await client.request(method, path, { raw }));
+    }
+  }
 });

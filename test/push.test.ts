@@ -63,6 +63,7 @@ test('push needs the master key unless clientPushAllowed, and validates its fiel
     [{ data: { alert: 'hi' }, push_time: 'tomorrow' }, 400, 111],
     [{ data: { alert: 'hi' }, expiration_time: new Date(clock.now() + 60_000).toISOString(), expiration_interval: 60 }, 400, 111],
     [{ data: { alert: 'hi' }, expiration_interval: -5 }, 400, 111],
+    [{ data: { alert: 'hi' }, expiration_interval: 1e308 }, 400, 111],
     [{ data: { alert: 'hi' }, where: { n: { $nope: 1 } } }, 400, 102],
     [{ data: { alert: 'hi' }, cql: 'select * from _Installation' }, 400, 102],
     [{ data: { alert: 'hi', silent: 'yes' } }, 400, 111],

@@ -15,6 +15,8 @@ export const limits = {
   /** A push_time closer than this is sent at once. */
   scheduleThresholdMs: 60 * 1000,
   maxScheduleMs: 30 * 24 * 3600 * 1000,
+  /** An expiration_interval beyond this (about 100 years) is a mistake, not a wish. */
+  maxExpirationSeconds: 100 * 365 * 24 * 3600,
   /** Reference §4.1: pushes only reach installations updated (the app opened) within the last 90 days. */
   idleInstallationMs: 90 * 24 * 3600 * 1000,
 };
@@ -123,8 +125,9 @@ export function parsePushRequest(body: unknown, context: PushRequestContext): Ne
   if (body.expiration_time !== undefined) expiresAt = time(body.expiration_time, 'expiration_time');
   if (body.expiration_interval !== undefined) {
     const seconds = typeof body.expiration_interval === 'string' ? Number(body.expiration_interval) : body.expiration_interval;
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-      fail('incorrectType', 'expiration_interval must be a positive number of seconds.');
+    // Regression: 1e308 seconds made an infinite time, which PostgreSQL's BIGINT refused with a 500.
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > limits.maxExpirationSeconds) {
+      fail('incorrectType', `expiration_interval must be a positive number of seconds, at most ${limits.maxExpirationSeconds}.`);
     }
     expiresAt = pushTime + Math.round(seconds * 1000);
   }

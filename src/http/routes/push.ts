@@ -7,6 +7,7 @@ import { notificationToWire } from '../../push/notifications.ts';
 import type { PushService } from '../../push/service.ts';
 import { requireMaster } from '../context.ts';
 import { param, queryOf } from '../params.ts';
+import { isPlausibleId } from '../../objects/values.ts';
 import { registerScheduledPushRoutes } from './push-schedule.ts';
 
 interface NotificationParams {
@@ -43,15 +44,17 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
   for (const path of ['/1.1/notifications/:objectId', '/1.1/tables/Notifications/:objectId']) {
     app.get<{ Params: NotificationParams }>(path, async (request) => {
       requireMaster(request);
-      const record = await push.getNotification(request.ctx.appId, request.params.objectId);
-      if (!record) throw new ApiError('objectNotFound', `No notification with id '${request.params.objectId}'.`);
+      const { objectId } = request.params;
+      // Regression: a NUL byte in the id reached PostgreSQL's text column and answered 500.
+      const record = isPlausibleId(objectId) ? await push.getNotification(request.ctx.appId, objectId) : null;
+      if (!record) throw new ApiError('objectNotFound', `No notification with id ${JSON.stringify(objectId.slice(0, 64))}.`);
       return notificationToWire(record);
     });
   }
 
   app.delete<{ Params: NotificationParams }>('/1.1/notifications/:objectId', async (request) => {
     requireMaster(request);
-    await push.deleteNotification(request.ctx.appId, request.params.objectId);
+    if (isPlausibleId(request.params.objectId)) await push.deleteNotification(request.ctx.appId, request.params.objectId);
     return {};
   });
 }
