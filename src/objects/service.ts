@@ -4,7 +4,7 @@ import { newObjectId } from '../lib/ids.ts';
 import type { Store } from '../storage/store.ts';
 import { canWrite, parseAcl, readersFor, type Caller } from './acl.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
-import type { Acl, OrderKey, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import type { Acl, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
 
 export interface WriteBody {
@@ -96,8 +96,18 @@ export class ObjectService {
   async get(caller: Caller, className: string, objectId: string): Promise<StoredObject | null | 'noClass'> {
     checkClassName(className);
     const ref = { appId: caller.appId, className, objectId };
-    const object = await this.store.getObject(ref, readersFor(caller));
-    if (object) return object;
+    return (await this.store.getObject(ref, readersFor(caller))) ?? this.missing(caller, className);
+  }
+
+  /** get, with the fields as JSON text to send on (StoredJson). */
+  async getJson(caller: Caller, className: string, objectId: string): Promise<StoredJson | null | 'noClass'> {
+    checkClassName(className);
+    const ref = { appId: caller.appId, className, objectId };
+    return (await this.store.getObjectJson(ref, readersFor(caller))) ?? this.missing(caller, className);
+  }
+
+  /** What a read that found nothing answers: null, or 'noClass' when the class has no objects at all. */
+  private async missing(caller: Caller, className: string): Promise<null | 'noClass'> {
     return (await this.store.classExists(caller.appId, className)) ? null : 'noClass';
   }
 

@@ -18,6 +18,16 @@ export interface StoredObject {
   data: JsonObject;
 }
 
+/**
+ * An object read for sending on: its fields still as JSON text, exactly as JSON.stringify writes
+ * them, so a read that only sends them parses nothing (src/objects/wire.ts, wireJson).
+ */
+export interface StoredJson {
+  createdAt: number;
+  updatedAt: number;
+  dataJson: string;
+}
+
 export interface AppRecord {
   appId: string;
   name: string;

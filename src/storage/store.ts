@@ -1,6 +1,6 @@
 import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
-import type { AppRecord, Change, FindQuery, Readers, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AppRecord, Change, FindQuery, Readers, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { PushScheduleStore } from './push-schedule-store.ts';
@@ -55,6 +55,8 @@ export interface Store {
 
   insertObject(appId: string, object: StoredObject): Promise<WriteOutcome>;
   getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null>;
+  /** getObject with the fields as JSON text (StoredJson), for a read that sends them on as they are. */
+  getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null>;
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
   countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number>;
   classExists(appId: string, className: string): Promise<boolean>;

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
-import { toWire } from '../../objects/wire.ts';
+import { toWire, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { conditionOf, flag, listParams, queryOf, wantsObjectBack } from '../params.ts';
+import { conditionOf, flag, listParams, queryOf, wantsObjectBack, type Query } from '../params.ts';
 
 interface ClassParams {
   className: string;
@@ -24,6 +24,22 @@ export interface ClassHandlers {
 /** A response marked by the batch runner gets `null` for a missing object, as the service answers there. */
 export const batchHeader = 'x-roost-batch';
 
+/** Whether a read's query is valid and asks for neither `keys` nor the ACL: its fields go out as stored. */
+function sendsFieldsAsStored(query: Query): boolean {
+  try {
+    const params = listParams(query);
+    return params.projection === null && !params.returnAcl;
+  } catch {
+    return false; // the full path reports the error, after the read as always
+  }
+}
+
+/** What a read that found nothing answers: 404 when the class has no objects, else {} (null inside a batch). */
+function missing(request: FastifyRequest, found: null | 'noClass'): null | Record<string, never> {
+  if (found === 'noClass') throw new ApiError('objectNotFound', 'Class or object does not exist.');
+  return request.headers[batchHeader] ? null : {};
+}
+
 export function genericHandlers(objects: ObjectService): ClassHandlers {
   return {
     async create(request, reply, className) {
@@ -33,11 +49,19 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
     },
 
-    async get(request, _reply, className, objectId) {
+    async get(request, reply, className, objectId) {
+      const query = queryOf(request);
+      if (sendsFieldsAsStored(query)) {
+        const stored = await objects.getJson(request.ctx, className, objectId);
+        if (stored === null || stored === 'noClass') return missing(request, stored);
+        const text = wireJson(objectId, stored);
+        if (text === null) return toWire({ className, objectId, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data: JSON.parse(stored.dataJson) });
+        reply.type('application/json; charset=utf-8');
+        return text;
+      }
       const found = await objects.get(request.ctx, className, objectId);
-      if (found === 'noClass') throw new ApiError('objectNotFound', 'Class or object does not exist.');
-      if (found === null) return request.headers[batchHeader] ? null : {};
-      const params = listParams(queryOf(request));
+      if (found === null || found === 'noClass') return missing(request, found);
+      const params = listParams(query);
       return toWire(found, { projection: params.projection, returnAcl: params.returnAcl });
     },
 

@@ -8,6 +8,7 @@ import type {
   Change,
   FindQuery,
   Readers,
+  StoredJson,
   StoredObject,
   Where,
   WriteOutcome,
@@ -198,6 +199,11 @@ export class SqlStore implements Store {
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
       AND ${this.readable(readers)}`.execute(this.db);
     return rows[0] ? this.toObject(rows[0]) : null;
+  }
+
+  async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
+    const object = await this.getObject(ref, readers);
+    return object && { createdAt: object.createdAt, updatedAt: object.updatedAt, dataJson: JSON.stringify(object.data) };
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {

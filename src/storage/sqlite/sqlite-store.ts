@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Readers, StoredObject } from '../../objects/types.ts';
+import type { Readers, StoredJson, StoredObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
 import { SqlStore } from '../sql/sql-store.ts';
@@ -47,15 +47,22 @@ export class SqliteStore extends SqlStore {
     return statement;
   }
 
-  override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
-    if (this.database.inTransaction || readers?.length === 0) return super.getObject(ref, readers);
+  /** The row, null when there is none or the readers may not see it; undefined: in a transaction, ask through Kysely. */
+  private readById(ref: ObjectRef, readers: Readers): ObjectTuple | null | undefined {
+    if (this.database.inTransaction || readers?.length === 0) return undefined;
     if (!isPlausibleId(ref.objectId)) return null;
     const statement = this.statementFor(readers === null ? 0 : readers.length);
     const row =
       readers === null
         ? statement.get(ref.appId, ref.className, ref.objectId)
         : statement.get(ref.appId, ref.className, ref.objectId, ...readers.map(readerNeedle));
-    if (row === undefined) return null;
+    return row ?? null;
+  }
+
+  override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
+    const row = this.readById(ref, readers);
+    if (row === undefined) return super.getObject(ref, readers);
+    if (row === null) return null;
     return {
       className: ref.className,
       objectId: ref.objectId,
@@ -64,5 +71,18 @@ export class SqliteStore extends SqlStore {
       acl: row[3] === null ? null : JSON.parse(row[3]),
       data: JSON.parse(row[2]) ?? {},
     };
+  }
+
+  /**
+   * The stored text as it is: objects.data holds JSON.stringify's output (SqlStore's writes and the
+   * import; only push's json_set on _Installation rows writes it otherwise, and those are never
+   * sent this way), so it equals what parsing and stringifying it again would give.
+   */
+  override async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
+    const row = this.readById(ref, readers);
+    if (row === undefined) return super.getObjectJson(ref, readers);
+    if (row === null) return null;
+    const dataJson = row[2].startsWith('{') ? row[2] : JSON.stringify(JSON.parse(row[2]) ?? {});
+    return { createdAt: Number(row[0]), updatedAt: Number(row[1]), dataJson };
   }
 }
