@@ -66,7 +66,7 @@ export class PrometheusMetrics implements Metrics {
     });
     new client.Gauge({
       name: 'roost_push_queue_pages_pending',
-      help: 'Fan-out pages routed but not yet delivered (shared by all nodes).',
+      help: 'Fan-out pages claimed but not yet delivered, routed or not (shared by all nodes).',
       registers,
       async collect() {
         this.set((await readDepth()).pagesPending);
