@@ -80,3 +80,20 @@ test('push queue depth and devices sent per route', async () => {
   assert.equal(value(afterDrain, 'roost_push_queue_pages_pending'), 0);
   assert.equal(value(afterDrain, 'roost_push_sent_total{route="channel",status="published"}'), 1);
 });
+
+// Requests are tallied and handed to prom-client in batches of 256 per series, and at each scrape
+// (src/http/routes/metrics.ts): every request is counted once, whether its batch was full or not.
+test('request series count every request across batches and scrapes', async () => {
+  const series = (text: string) => ({
+    requests: value(text, 'roost_http_requests_total{method="GET",route="/health",status="200"}'),
+    durations: value(text, 'roost_http_request_duration_seconds_count{method="GET",route="/health"}'),
+    slowest: value(text, 'roost_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/health"}'),
+  });
+  let seen = series(await scrape());
+  for (const batch of [300, 1, 256]) {
+    for (let i = 0; i < batch; i++) assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    const now = series(await scrape());
+    assert.deepEqual(now, { requests: seen.requests + batch, durations: seen.durations + batch, slowest: seen.slowest + batch });
+    seen = now;
+  }
+});
