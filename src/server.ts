@@ -147,7 +147,15 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   installErrorHandling(app);
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonParser);
-  await app.register(cors, { origin: '*', allowedHeaders, exposedHeaders: ['Location'], maxAge: 86400 });
+  // CORS. Preflight (OPTIONS) is @fastify/cors's, in a context of its own; every other request gets the
+  // two headers it would add, set here without its option merging per request (~2% of a get-by-id).
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', 'Location');
+    done();
+  });
+  await app.register(async (preflight) => {
+    await preflight.register(cors, { origin: '*', allowedHeaders, exposedHeaders: ['Location'], maxAge: 86400 });
+  });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
 
   // A callback hook, not an async one: no promise per request for a line that is mostly not written.

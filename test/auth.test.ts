@@ -136,6 +136,28 @@ describe('transport', () => {
     }
   });
 
+  // Outside preflight the two CORS headers are set by Roost's own hook (src/server.ts), not @fastify/cors.
+  test('every other answer lets any origin read it and the Location header, errors too', async () => {
+    const origin = { Origin: 'https://app.example' };
+    const answers = [
+      await call({ ...origin, 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey }),
+      await call({ ...origin, 'X-LC-Id': server.appId, 'X-LC-Key': 'wrong' }),
+      await call(origin, '/1.1/nowhere'),
+      await call(origin, '/health'),
+    ];
+    assert.deepEqual(
+      answers.map((res) => [res.status, res.headers.get('access-control-allow-origin'), res.headers.get('access-control-expose-headers'), res.headers.get('access-control-allow-methods')]),
+      [
+        [200, '*', 'Location', null],
+        [401, '*', 'Location', null],
+        [404, '*', 'Location', null],
+        [200, '*', 'Location', null],
+      ],
+    );
+    const strict = await fetch(server.url + '/1.1/classes/Thing', { method: 'OPTIONS' });
+    assert.deepEqual([strict.status, await strict.text(), strict.headers.get('access-control-allow-origin')], [400, 'Invalid Preflight Request', '*']);
+  });
+
   test('large responses are gzipped when the client accepts gzip', async () => {
     await server.client.post('/1.1/classes/Big', { text: 'x'.repeat(5000) });
     const body = await new Promise<{ encoding: string | undefined; text: string }>((resolve, reject) => {
