@@ -8,8 +8,7 @@
 // do. Measured per push: time from the request until the record is done (every device routed,
 // every maker batch answered, every own-channel device in its mailbox). Each maker's received
 // registration ids are checked: every device once.
-import pg from 'pg';
-import { envNumber, log, pgAdminUrl, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
+import { createDatabase, dropDatabase, envNumber, log, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { Client } from '../test/helpers/client.ts';
 import { closeMakers, startMakers, vendorSettings } from '../test/helpers/makers.ts';
@@ -35,18 +34,11 @@ interface Run {
 
 async function main() {
   const name = `roost_bench_mixed_${process.pid}`;
-  const admin = new pg.Client({ connectionString: pgAdminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
-  const env = { DATABASE_URL: url.toString(), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
+  const env = { DATABASE_URL: await createDatabase(name), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
   const makers = await startMakers();
   const roost = await spawnRoost(env, profileArgs()).catch(async (error: unknown) => {
     await closeMakers(makers);
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(name);
     throw error;
   });
   const keys = roost.defaultKeys!;
@@ -105,8 +97,7 @@ async function main() {
   } finally {
     await roost.stop();
     await closeMakers(makers);
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(name);
   }
 }
 

@@ -10,11 +10,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
-import { envNumber, log, root, pgAdminUrl, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
+import { createDatabase, dropDatabase, envNumber, log, root, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { seedInstallations } from '../test/helpers/seed-installations.ts';
 import { Client } from '../test/helpers/client.ts';
-import pg from 'pg';
 
 const installations = envNumber('FANOUT_INSTALLATIONS', 100_000);
 const connected = envNumber('FANOUT_CONNECTED', 19_900);
@@ -77,13 +76,7 @@ function rssMiB(pid: number): number {
 
 async function main() {
   const name = `roost_bench_fanout_${process.pid}`;
-  const admin = new pg.Client({ connectionString: pgAdminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
-  const env = { DATABASE_URL: url.toString(), PUSH_PAGE_SIZE: String(pageSize) };
+  const env = { DATABASE_URL: await createDatabase(name), PUSH_PAGE_SIZE: String(pageSize) };
   const roost = await spawnRoost(env, profileArgs());
   const keys = roost.defaultKeys!;
   const sims: Simulator[] = [];
@@ -152,8 +145,7 @@ async function main() {
   } finally {
     for (const s of sims) s.child.kill('SIGTERM');
     await roost.stop();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(name);
   }
 }
 
