@@ -5,8 +5,11 @@ import assert from 'node:assert/strict';
 import { ManualClock, startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { Client } from './helpers/client.ts';
 import { assertNoSecretsIn, signUp, type SignedUpUser } from './helpers/accounts.ts';
+import { lastCode, smsOutboxDir, uniquePhone } from './helpers/sms.ts';
+import { codes, evaluated } from './accounts-lockout-helpers.ts';
 
 const minute = 60_000;
+const smsDir = smsOutboxDir();
 let database: TestDatabase;
 let one: TestServer;
 let two: TestServer;
@@ -26,8 +29,8 @@ before(async () => {
   const start = Date.now();
   clockOne = new ManualClock(start);
   clockTwo = new ManualClock(start);
-  one = await startServer({ database, clock: clockOne });
-  two = await startServer({ database, clock: clockTwo, env: { ROOST_SECRET: one.config.secret } });
+  one = await startServer({ database, clock: clockOne, env: { SMS_OUTBOX_DIR: smsDir } });
+  two = await startServer({ database, clock: clockTwo, env: { ROOST_SECRET: one.config.secret, SMS_OUTBOX_DIR: smsDir } });
   // The second server talks to the application the first one created.
   clientOne = new KeyClient({ url: one.url, appId: one.appId, appKey: one.appKey });
   clientTwo = new KeyClient({ url: two.url, appId: one.appId, appKey: one.appKey });
@@ -145,4 +148,67 @@ test('updatePassword counts wrong old passwords and honours the lock', async () 
   assert.equal((await login(clientTwo, user, user.password)).body.code, 219);
   advance(15 * minute);
   assert.equal((await login(clientTwo, user, user.password)).status, 200);
+});
+
+// Review of e2b2d15 (#13 point 2): the lock was read before the hash check and failures were
+// recorded after it, so a burst of guesses was evaluated in full. An attempt is now counted
+// before its secret is checked: at most 7 guesses (the 7th locks) are ever evaluated per window.
+test('100 concurrent wrong passwords on both servers: only 7 are evaluated (210), the rest refused (219)', async () => {
+  const user = await signUp(clientOne);
+  const attempts = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => login(i % 2 ? clientTwo : clientOne, user, `storm-${i}`)),
+  );
+  assert.deepEqual(codes(attempts), { 210: evaluated, 219: 100 - evaluated });
+  assert.equal((await login(clientTwo, user, user.password)).body.code, 219);
+  advance(15 * minute);
+  assert.equal((await login(clientOne, user, user.password)).status, 200);
+});
+
+test('the right password at position 31 of a burst of guesses is refused with 219', async () => {
+  // Review of e2b2d15: the right password sent right behind 30 guesses logged in.
+  const user = await signUp(clientOne);
+  const burst = Array.from({ length: 30 }, (_, i) => login(i % 2 ? clientTwo : clientOne, user, `guess-${i}`));
+  const right = login(clientTwo, user, user.password);
+  const wrong = await Promise.all(burst);
+  const answer = await right;
+  assert.equal(answer.body.code, 219, answer.text);
+  assert.deepEqual(codes(wrong), { 210: evaluated, 219: 30 - evaluated });
+  advance(15 * minute);
+  const open = await login(clientOne, user, user.password);
+  assert.equal(open.status, 200, open.text);
+});
+
+test('updatePassword under a burst: only 7 old passwords are evaluated, the right one at 31 is refused', async () => {
+  // Review of e2b2d15: "updatePassword is the same" (every old password of a burst was checked).
+  const user = await signUp(clientOne);
+  const path = `/1.1/users/${user.objectId}/updatePassword`;
+  const burst = Array.from({ length: 30 }, (_, i) => user.client.put(path, { old_password: `old-${i}`, new_password: 'n3w-pass' }));
+  const right = user.client.put(path, { old_password: user.password, new_password: 'n3w-pass' });
+  const wrong = await Promise.all(burst);
+  const answer = await right;
+  assert.equal(answer.body.code, 219, answer.text);
+  assert.deepEqual(codes(wrong), { 210: evaluated, 219: 30 - evaluated });
+  advance(15 * minute);
+  // The password did not change.
+  assert.equal((await login(clientTwo, user, 'n3w-pass')).body.code, 210);
+  assert.equal((await login(clientTwo, user, user.password)).status, 200);
+});
+
+test('SMS-code login under a burst: only 7 codes are evaluated (603), the right one at 31 is refused', async () => {
+  // Review of e2b2d15, point 2 applied to the other secret a login checks: the SMS code.
+  const phone = uniquePhone();
+  const user = await signUp(clientOne, { mobilePhoneNumber: phone });
+  assert.equal((await clientOne.post('/1.1/requestLoginSmsCode', { mobilePhoneNumber: phone })).status, 200);
+  const code = lastCode(smsDir, phone);
+  const wrongCode = (i: number) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0');
+  const burst = Array.from({ length: 30 }, (_, i) =>
+    (i % 2 ? clientTwo : clientOne).post('/1.1/login', { mobilePhoneNumber: phone, smsCode: wrongCode(i) }),
+  );
+  const right = clientTwo.post('/1.1/login', { mobilePhoneNumber: phone, smsCode: code });
+  const wrong = await Promise.all(burst);
+  const answer = await right;
+  assert.equal(answer.body.code, 219, answer.text);
+  assert.deepEqual(codes(wrong), { 603: evaluated, 219: 30 - evaluated });
+  advance(15 * minute);
+  assert.equal((await login(clientOne, user, user.password)).status, 200);
 });

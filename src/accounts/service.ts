@@ -9,7 +9,7 @@ import type { AppRecord, JsonObject, OrderKey, StoredObject, Where } from '../ob
 import { wherePaths } from '../objects/query.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
-import { Lockout, lockoutPolicy } from './lockout.ts';
+import { Lockout } from './lockout.ts';
 import { noMetrics, type Metrics } from '../lib/metrics.ts';
 import { PasswordHasher } from './passwords.ts';
 import { SessionTokens } from './sessions.ts';
@@ -151,22 +151,20 @@ export class AccountService {
       fail('userNotFound');
     }
     const userId = record.user.objectId;
-    const lock = await this.lockout.state(caller.appId, userId);
-    if (lock.lockedUntil !== null) {
+    const passwordHash = record.passwordHash;
+    const verdict = await this.lockout.guard(caller.appId, userId, () =>
+      passwordHash ? this.passwords.verify(passwordHash, password) : this.passwords.verifyDummy(password),
+    );
+    if (verdict.kind === 'locked') {
       this.metrics.login('locked');
       fail('loginLocked');
     }
-    const ok = record.passwordHash
-      ? await this.passwords.verify(record.passwordHash, password)
-      : await this.passwords.verifyDummy(password);
-    if (!ok) {
-      await this.lockout.recordFailure(caller.appId, userId);
+    if (verdict.kind === 'wrong') {
       this.metrics.login('failure');
-      if (lock.failures === lockoutPolicy.threshold) this.metrics.lockout();
+      if (verdict.locks) this.metrics.lockout();
       fail('passwordMismatch');
     }
     this.metrics.login('success');
-    if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
     // An imported hash (src/accounts/legacy-passwords.ts) becomes argon2id at the first login it lets through.
     if (record.passwordHash && this.passwords.needsRehash(record.passwordHash)) {
       await this.store.accounts.setPassword(caller.appId, userId, {
@@ -288,14 +286,13 @@ export class AccountService {
     const record = await this.store.accounts.findUser(caller.appId, { userId });
     if (!record) fail('userNotFound');
     // A stolen session must not turn into an unthrottled password oracle: the lockout applies here too.
-    const lock = await this.lockout.state(caller.appId, userId);
-    if (lock.lockedUntil !== null) fail('loginLocked');
-    const ok = record.passwordHash !== null && (await this.passwords.verify(record.passwordHash, body.old_password));
-    if (!ok) {
-      await this.lockout.recordFailure(caller.appId, userId);
-      fail('passwordMismatch', 'The old password is wrong.');
-    }
-    if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
+    const { passwordHash } = record;
+    const oldPassword = body.old_password;
+    const verdict = await this.lockout.guard(caller.appId, userId, async () =>
+      passwordHash !== null && (await this.passwords.verify(passwordHash, oldPassword)),
+    );
+    if (verdict.kind === 'locked') fail('loginLocked');
+    if (verdict.kind === 'wrong') fail('passwordMismatch', 'The old password is wrong.');
     const rotate = mergeSettings(caller.app.settings).forceReloginOnPasswordChange;
     const updatedAt = Math.max(this.clock.now(), record.user.updatedAt);
     const session = rotate ? this.sessions.issue() : null;

@@ -183,13 +183,11 @@ export class SmsAccounts {
   private async logInWithCode(caller: AccountCaller, record: UserRecord, code: string, purposes: SmsPurpose[]): Promise<SignedIn> {
     const userId = record.user.objectId;
     const phone = record.user.data.mobilePhoneNumber as string;
-    const lock = await this.lockout.state(caller.appId, userId);
-    if (lock.lockedUntil !== null) fail('loginLocked');
-    if (!(await this.codes.consume(caller.appId, phone, purposes, code))) {
-      await this.lockout.recordFailure(caller.appId, userId);
-      fail('invalidSmsCode');
-    }
-    if (lock.hasFailures) await this.lockout.clear(caller.appId, userId);
+    const verdict = await this.lockout.guard(caller.appId, userId, async () =>
+      (await this.codes.consume(caller.appId, phone, purposes, code)) !== null,
+    );
+    if (verdict.kind === 'locked') fail('loginLocked');
+    if (verdict.kind === 'wrong') fail('invalidSmsCode');
     const user = (await this.markVerified(caller.appId, phone)) ?? record.user;
     const settings = mergeSettings(caller.app.settings);
     if (settings.preventLoginWithUnverifiedEmail && typeof user.data.email === 'string' && user.data.emailVerified !== true) {

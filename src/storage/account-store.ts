@@ -19,13 +19,15 @@ export type LoginField = 'username' | 'email' | 'mobilePhoneNumber';
 
 export type UserLookup = { userId: string } | { field: LoginField; value: string };
 
-/** Failed logins of one user as the lockout rule reads them. */
-export interface FailureState {
-  /** Failures kept for this user (recent ones only). */
-  failures: number;
-  /** Epoch ms until which logins are refused, or null when not locked. */
-  lockedUntil: number | null;
+/** A login attempt counted before its secret was checked (AccountStore.beginLoginAttempt). */
+export interface LoginAttempt {
+  id: string;
+  /** Failures (and open attempts) of the user within the window before this one. */
+  before: number;
 }
+
+/** How a counted attempt ended: the secret was right, wrong, or could not be checked. */
+export type AttemptOutcome = 'right' | 'wrong' | 'void';
 
 /**
  * The account verbs of the Store. Each is one atomic statement (or one transaction), so the
@@ -47,12 +49,21 @@ export interface AccountStore {
     userId: string,
     change: { passwordHash: string; updatedAt: number; session?: SessionSeal; expectedHash?: string | null },
   ): Promise<boolean>;
-  /** Records one failed login at `at`; forgets failures older than `keepMs`. */
-  recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void>;
   /**
-   * Locked when some failure in the last `windowMs` was preceded, within `windowMs`, by more
-   * than `threshold` failures (itself included); the lock lasts `windowMs` after the last failure.
+   * Counts a login attempt at `now` before its secret is checked, in one atomic step with the
+   * lock check, so concurrent attempts on every process share one count. Null when the user is
+   * locked (nothing recorded): some failure in the last `windowMs` was preceded, within
+   * `windowMs`, by more than `threshold` failures (itself included). Otherwise the attempt counts
+   * as a failure until settleLoginAttempt says otherwise.
    */
-  loginFailureState(appId: string, userId: string, now: number, windowMs: number, threshold: number): Promise<FailureState>;
+  beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number, threshold: number): Promise<LoginAttempt | null>;
+  /**
+   * Ends an attempt. 'right' forgets the user's failures up to and including it (later attempts
+   * still count); 'wrong' keeps it as a failure and forgets the user's failures older than
+   * `forgetBefore`; 'void' withdraws it.
+   */
+  settleLoginAttempt(appId: string, userId: string, attemptId: string, outcome: AttemptOutcome, forgetBefore: number): Promise<void>;
+  /** Records one failure at `at` without an attempt (a wrong code outside a login); forgets failures older than `keepMs`. */
+  recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void>;
   clearLoginFailures(appId: string, userId: string): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Acl, StoredObject, WriteOutcome } from '../../objects/types.ts';
-import type { AccountStore, FailureState, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
+import type { AccountStore, AttemptOutcome, LoginAttempt, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
+import { serialiseOn } from './serialise.ts';
 
 interface UserRow {
   id: string;
@@ -29,7 +30,8 @@ function text(data: Record<string, unknown>, key: string): string | null {
 /**
  * AccountStore on SQL. The secrets live in their own columns of the `_User` row
  * (password_hash, session_digest, session_cipher), which no object query ever selects;
- * failed logins are rows of login_failures, one per failure, so counting them is exact.
+ * failed logins are rows of login_failures, one per failure (or attempt not yet settled), so
+ * counting them is exact.
  */
 export class SqlAccountStore implements AccountStore {
   private readonly db: Kysely<any>;
@@ -112,34 +114,54 @@ export class SqlAccountStore implements AccountStore {
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
-  async recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void> {
-    await sql`INSERT INTO login_failures (app_id, user_id, at) VALUES (${appId}, ${userId}, ${at})`.execute(this.db);
-    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId} AND at < ${at - keepMs}`.execute(
-      this.db,
-    );
-  }
-
-  async loginFailureState(
+  async beginLoginAttempt(
     appId: string,
     userId: string,
     now: number,
     windowMs: number,
     threshold: number,
-  ): Promise<FailureState> {
-    // One statement: every failure of the last window, and whether any of them was the one
-    // that brought the count within its own preceding window above the threshold.
-    const { rows } = await sql<{ n: number | string; last: number | string | null; locking: number | string | null }>`
-      SELECT count(*) AS n, max(f.at) AS last,
-        max(CASE WHEN (SELECT count(*) FROM login_failures g
-                       WHERE g.app_id = f.app_id AND g.user_id = f.user_id
-                         AND g.at > f.at - ${windowMs} AND g.at <= f.at) > ${threshold}
-                 THEN 1 ELSE 0 END) AS locking
-      FROM login_failures f
-      WHERE f.app_id = ${appId} AND f.user_id = ${userId} AND f.at > ${now - windowMs}`.execute(this.db);
+  ): Promise<LoginAttempt | null> {
+    // The user's attempts queue on one key, on every node, so each sees the rows of those before
+    // it; the lock check and the insert are then one statement: no row when some failure of the
+    // last window was preceded, within a window, by more than `threshold` (itself included).
+    const { rows } = await this.db.transaction().execute(async (trx) => {
+      await serialiseOn(trx, this.dialect, `login:${appId}:${userId}`);
+      return sql<{ id: number | string; before: number | string }>`
+        INSERT INTO login_failures (app_id, user_id, at)
+        SELECT ${appId}, ${userId}, ${now}
+        WHERE NOT EXISTS (SELECT 1 FROM login_failures f
+          WHERE f.app_id = ${appId} AND f.user_id = ${userId} AND f.at > ${now - windowMs}
+            AND (SELECT count(*) FROM login_failures g
+                 WHERE g.app_id = f.app_id AND g.user_id = f.user_id
+                   AND g.at > f.at - ${windowMs} AND g.at <= f.at) > ${threshold})
+        RETURNING id, (SELECT count(*) FROM login_failures b
+          WHERE b.app_id = ${appId} AND b.user_id = ${userId} AND b.at > ${now - windowMs}
+            AND b.id < login_failures.id) AS before`.execute(trx);
+    });
     const row = rows[0];
-    const failures = Number(row?.n ?? 0);
-    const locked = Number(row?.locking ?? 0) === 1 && row?.last !== null && row?.last !== undefined;
-    return { failures, lockedUntil: locked ? Number(row.last) + windowMs : null };
+    return row ? { id: String(row.id), before: Number(row.before) } : null;
+  }
+
+  async settleLoginAttempt(
+    appId: string,
+    userId: string,
+    attemptId: string,
+    outcome: AttemptOutcome,
+    forgetBefore: number,
+  ): Promise<void> {
+    const which = {
+      right: sql`id <= ${attemptId}`,
+      wrong: sql`at < ${forgetBefore}`,
+      void: sql`id = ${attemptId}`,
+    }[outcome];
+    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId} AND ${which}`.execute(this.db);
+  }
+
+  async recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void> {
+    await sql`INSERT INTO login_failures (app_id, user_id, at) VALUES (${appId}, ${userId}, ${at})`.execute(this.db);
+    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId} AND at < ${at - keepMs}`.execute(
+      this.db,
+    );
   }
 
   async clearLoginFailures(appId: string, userId: string): Promise<void> {
