@@ -6,6 +6,7 @@ export const catalogue = {
   other: { code: 1, status: 400, message: 'Internal server error. No information available.' },
   mailLinkInvalid: { code: 1, status: 400, message: 'The link is invalid or has expired.' },
   invalidQuery: { code: 102, status: 400, message: 'Invalid query.' },
+  invalidRegex: { code: 102, status: 400, message: 'Invalid regular expression.' },
   objectNotFound: { code: 101, status: 404, message: 'Object not found.' },
   invalidClassName: { code: 103, status: 400, message: 'Invalid class name.' },
   missingObjectId: { code: 104, status: 400, message: 'Missing object id.' },

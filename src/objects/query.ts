@@ -1,5 +1,6 @@
 import { fail } from '../lib/errors.ts';
 import type { Json, OrderKey, Where } from './types.ts';
+import { parseRegex } from './regex.ts';
 import { checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
 
 const timeFields = new Set(['createdAt', 'updatedAt']);
@@ -71,14 +72,9 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
         break;
       case '$regex': {
         if (typeof raw !== 'string') fail('invalidQuery', '$regex needs a string.');
-        const flags = spec.$options ?? '';
-        if (typeof flags !== 'string' || !/^[imxs]*$/.test(flags)) fail('invalidQuery', '$options may hold only i, m, x and s.');
-        try {
-          new RegExp(raw, flags.replace('x', ''));
-        } catch {
-          fail('invalidQuery', 'Invalid regular expression.');
-        }
-        items.push({ op: 'regex', path, pattern: raw, flags });
+        const options = spec.$options ?? '';
+        if (typeof options !== 'string') fail('invalidRegex', '$options may hold only i, m, s and x.');
+        items.push({ op: 'regex', path, regex: parseRegex(raw, options) });
         break;
       }
       case '$options':

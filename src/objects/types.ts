@@ -1,5 +1,6 @@
 import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
+import type { Regex } from './regex.ts';
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -50,7 +51,7 @@ export type Where =
   | { op: 'eq'; path: string[]; value: Json }
   | { op: 'lt' | 'lte' | 'gt' | 'gte'; path: string[]; value: string | number }
   | { op: 'exists'; path: string[] }
-  | { op: 'regex'; path: string[]; pattern: string; flags: string }
+  | { op: 'regex'; path: string[]; regex: Regex }
   | { op: 'size'; path: string[]; size: number }
   | { op: 'all'; path: string[]; values: Json[] }
   | { op: 'const'; value: boolean };

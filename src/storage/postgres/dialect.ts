@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
 import { comparisonOperators } from '../sql/where.ts';
+import { postgresRegex } from './regex.ts';
 
 function field(path: string[]): Sql {
   return sql`(o.data #> ${sql.val(path)}::text[])`;
@@ -39,12 +41,9 @@ export const postgresDialect: SqlDialect = {
     return sql`${field(path)} IS NOT NULL`;
   },
 
-  jsonRegex(path: string[], pattern: string, flags: string): Sql {
+  jsonRegex(path: string[], regex: Regex): Sql {
     const x = field(path);
-    const embedded = flags.replace(/[^mx]/g, '').replace('m', 'n');
-    const full = embedded ? `(?${embedded})${pattern}` : pattern;
-    const operator = sql.raw(flags.includes('i') ? '~*' : '~');
-    return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') ${operator} ${full}, false)`;
+    return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') ~ ${postgresRegex(regex.tree)}, false)`;
   },
 
   jsonSize(path: string[], size: number): Sql {

@@ -1,4 +1,5 @@
 import type { RawBuilder } from 'kysely';
+import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
 
 export type Sql = RawBuilder<unknown>;
@@ -15,7 +16,8 @@ export interface SqlDialect {
   jsonEquals(path: string[], value: Json): Sql;
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql;
   jsonExists(path: string[]): Sql;
-  jsonRegex(path: string[], pattern: string, flags: string): Sql;
+  /** A string field matches a validated pattern (src/objects/regex.ts). */
+  jsonRegex(path: string[], regex: Regex): Sql;
   jsonSize(path: string[], size: number): Sql;
   jsonContainsAll(path: string[], values: Json[]): Sql;
   jsonOrder(key: OrderKey): Sql;

@@ -76,7 +76,7 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
       case 'exists':
         return dialect.jsonExists(node.path);
       case 'regex':
-        return dialect.jsonRegex(node.path, node.pattern, node.flags);
+        return dialect.jsonRegex(node.path, node.regex);
       case 'size':
         return dialect.jsonSize(node.path, node.size);
       case 'all':

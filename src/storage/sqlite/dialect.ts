@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
 import { comparisonOperators } from '../sql/where.ts';
@@ -63,9 +64,9 @@ export const sqliteDialect: SqlDialect = {
     return sql`json_type(o.data, ${jsonPath(path)}) IS NOT NULL`;
   },
 
-  jsonRegex(path: string[], pattern: string, flags: string): Sql {
+  jsonRegex(path: string[], regex: Regex): Sql {
     const p = jsonPath(path);
-    return sql`coalesce(json_type(o.data, ${p}) = 'text' AND roost_regexp(json_extract(o.data, ${p}), ${pattern}, ${flags}), 0)`;
+    return sql`coalesce(json_type(o.data, ${p}) = 'text' AND roost_regexp(json_extract(o.data, ${p}), ${regex.re2}), 0)`;
   },
 
   jsonSize(path: string[], size: number): Sql {

@@ -2,24 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
+import { re2Program } from '../../objects/regex.ts';
 import { SqliteStore } from './sqlite-store.ts';
-
-const regexCache = new Map<string, RegExp | null>();
-
-function compiledRegex(pattern: string, flags: string): RegExp | null {
-  const key = `${flags}/${pattern}`;
-  let compiled = regexCache.get(key);
-  if (compiled === undefined) {
-    try {
-      compiled = new RegExp(pattern, flags.replace(/[^imsx]/g, '').replace('x', ''));
-    } catch {
-      compiled = null;
-    }
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(key, compiled);
-  }
-  return compiled;
-}
 
 /**
  * Write transactions start with BEGIN IMMEDIATE: a deferred one that reads and then writes
@@ -73,9 +57,11 @@ export async function openSqliteStore(options: { path: string }): Promise<Sqlite
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  database.function('roost_regexp', { deterministic: true }, (value: unknown, pattern: unknown, flags: unknown) => {
+  // $regex: the RE2 spelling of a pattern validated when the query was parsed (src/objects/regex.ts),
+  // matched by re2js in time linear in the text; never JavaScript's backtracking RegExp.
+  database.function('roost_regexp', { deterministic: true }, (value: unknown, pattern: unknown) => {
     if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
-    return compiledRegex(pattern, String(flags ?? ''))?.test(value) ? 1 : 0;
+    return re2Program(pattern).test(value) ? 1 : 0;
   });
   const store = new SqliteStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), database });
   await store.migrate();

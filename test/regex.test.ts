@@ -1,0 +1,147 @@
+// Review of e2b2d15 (issue #13, point 1): `$regex` ran in JavaScript's backtracking engine on
+// SQLite (`(A+A+)+y` over a 60,000-character string froze the node for minutes) and as a raw
+// pattern on PostgreSQL (12 of 28 ordinary patterns answered 500; `\Q…\E` from the SDKs was a
+// letter Q on SQLite and a 500 on PostgreSQL). One RE2 dialect now answers the same on both stores.
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/harness.ts';
+
+let server: TestServer;
+
+/** Stored strings, named by their index in the expectations below. */
+const texts = [
+  'person1', // 0
+  'QpE-odd', // 1
+  'Paris', // 2
+  'paris', // 3
+  'line one\nline two', // 4
+  'foo bar', // 5
+  'foobar', // 6
+  'café', // 7
+  'CAFÉ', // 8
+  '123-4567', // 9
+  'a.b', // 10
+  'axb', // 11
+  'back\\slash', // 12
+  'end\n', // 13
+  'Straße', // 14
+  '\u212a', // 15 (Kelvin sign, which RE2 folds with k)
+  '', // 16
+  'tab\there', // 17
+];
+
+const cases: Array<[pattern: string, options: string, matches: number[]]> = [
+  ['^\\Qp\\E', '', [0, 3]], // startsWith('p'), as the SDKs send it
+  ['\\Qa.b\\E', '', [10]], // contains('a.b')
+  ['\\Qbar\\E$', '', [5, 6]], // endsWith('bar')
+  ['\\Qback\\\\E', '', [12]], // contains('back\\') quoted with a backslash inside
+  ['^P', '', [2]],
+  ['^p', 'i', [0, 2, 3]],
+  ['a.b', '', [10, 11]],
+  ['^Par(is)?$', '', [2]],
+  ['is$', '', [2, 3]],
+  ['^line two$', 'm', [4]],
+  ['^line two$', '', []],
+  ['one.line', '', []],
+  ['one.line', 's', [4]],
+  ['end$', '', []], // $ is the end of the text, not before a final newline
+  ['end\\n\\z', '', [13]],
+  ['\\Aline', '', [4]],
+  ['\\d{3}-\\d{4}', '', [9]],
+  ['[0-9]+-[0-9]+$', '', [9]],
+  ['\\bbar', '', [5]],
+  ['o\\Bb', '', [6]],
+  ['^\\w+\\s\\w+$', '', [5, 17]],
+  ['\\t', '', [17]],
+  ['[[:upper:]]{2}', '', [8]],
+  ['^[^a-z]+$', '', [8, 9, 15]],
+  ['caf[eé]', 'i', [7, 8]],
+  ['stra(ss|ß)e', 'i', [14]],
+  ['^k$', 'i', [15]],
+  ['fo+?b', '', [6]],
+  ['(?:foo|qux)(?P<rest>bar)', '', [6]],
+  ['(?i)PARIS|(?-i:x)b', '', [2, 3, 11]],
+  ['(?i:P)aris', '', [2, 3]],
+  ['f o o # words\n \\  b a r', 'x', [5]],
+  ['^$', '', [16]],
+];
+
+before(async () => {
+  server = await startServer();
+  const res = await server.master.post('/1.1/batch', {
+    requests: texts.map((s, n) => ({ method: 'POST', path: '/1.1/classes/Text', body: { n, s } })),
+  });
+  assert.equal(res.status, 200, res.text);
+});
+after(async () => {
+  await server?.close();
+});
+
+async function query(where: unknown, className = 'Text') {
+  return server.client.get(`/1.1/classes/${className}`, { query: { where, order: 'n', keys: 'n', limit: 100 } });
+}
+
+describe('$regex: one RE2 dialect, the same matches on both stores', () => {
+  for (const [pattern, options, expected] of cases) {
+    test(`${JSON.stringify(pattern)} ${options}`, async () => {
+      const res = await query({ s: options ? { $regex: pattern, $options: options } : { $regex: pattern } });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.results.map((r: { n: number }) => r.n), expected);
+    });
+  }
+});
+
+describe('$regex outside the dialect is refused with 400 before any row is read', () => {
+  const refused: Array<[pattern: string, options: string, error: string]> = [
+    ['(a)\\1', '', 'Invalid regular expression: back-references are not supported.'],
+    ['(?=a)b', '', 'Invalid regular expression: look-around is not supported.'],
+    ['(?<!a)b', '', 'Invalid regular expression: look-around is not supported.'],
+    ['\\p{Greek}', '', 'Invalid regular expression: Unicode classes \\p{…} are not supported.'],
+    ['a{256}', '', 'Invalid regular expression: repetition counts may be at most 255.'],
+    ['a{60001}', 'i', 'Invalid regular expression: repetition counts may be at most 255.'],
+    ['x'.repeat(501), '', 'Invalid regular expression: a pattern may be at most 500 characters.'],
+    ['(?:[A-Za-z]{30}[a-z]?){30}[0-9]', '', 'Invalid regular expression: the pattern is too complex (more than 500 instructions once compiled).'],
+    ['(a{30}){40}', '', 'Invalid regular expression: nested repetition counts may multiply to at most 1000.'],
+    ['(', '', 'Invalid regular expression: missing ).'],
+    ['a**', '', 'Invalid regular expression: nested repetition operator.'],
+    ['\\Z', '', 'Invalid regular expression: invalid escape \\Z.'],
+    ['(?x)a', '', 'Invalid regular expression: the x flag is set with $options, not inline.'],
+    ['a', 'g', '$options may hold only i, m, s and x.'],
+  ];
+  for (const [pattern, options, error] of refused) {
+    test(`${JSON.stringify(pattern.slice(0, 40))} ${options}`, async () => {
+      // A class with no rows: the answer cannot come from reading one.
+      const res = await query({ s: { $regex: pattern, $options: options } }, 'Nothing');
+      assert.deepEqual([res.status, res.body], [400, { code: 102, error }]);
+    });
+  }
+});
+
+describe('hostile patterns answer promptly and never stop the node', () => {
+  test('catastrophic backtracking patterns run in linear time while /health keeps answering', async () => {
+    const long = await server.master.post('/1.1/classes/Long', { s: 'A'.repeat(60_000) });
+    assert.equal(long.status, 201);
+    assert.equal((await server.master.post('/1.1/classes/Long', { s: 'a'.repeat(27) + '!' })).status, 201);
+    let worstHealth = 0;
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const started = performance.now();
+        const res = await fetch(`${server.url}/health`);
+        await res.text();
+        worstHealth = Math.max(worstHealth, performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    const started = performance.now();
+    for (const [pattern, options] of [['(A+A+)+y', ''], ['(a+)+$', ''], ['(A+A+)+y', 'i'], ['(x+x+)+y', 'i'], ['(.*.*)*=', 's']]) {
+      const res = await query({ s: { $regex: pattern, $options: options } }, 'Long');
+      assert.deepEqual([res.status, res.body.results], [200, []], `${pattern} ${res.text}`);
+    }
+    const elapsed = performance.now() - started;
+    polling = false;
+    await poller;
+    assert.ok(elapsed < 2000, `five hostile queries took ${elapsed.toFixed(0)} ms`);
+    assert.ok(worstHealth < 200, `/health took ${worstHealth.toFixed(0)} ms while they ran`);
+  });
+});
