@@ -25,6 +25,8 @@ export interface Config {
   pushLeaseMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | null;
+  /** PostgreSQL: longest a request's statement may run (0: no limit); migrations and imports are exempt. */
+  statementTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -83,5 +85,6 @@ export function loadConfig(env: Env = process.env): Config {
     appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),
     pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 2000, 10, 5000),
     pushLeaseMs: integer(env, 'PUSH_LEASE_MS', 30_000, 500, 3_600_000),
+    statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
   };
 }

@@ -1,7 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
-import secureJson from 'secure-json-parse';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './lib/clock.ts';
@@ -11,6 +10,7 @@ import { AppRegistry } from './apps/registry.ts';
 import { ObjectService } from './objects/service.ts';
 import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { clientErrorHandler, jsonParser } from './http/body.ts';
 import { lazyChildLogger } from './http/request-logger.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
@@ -74,15 +74,8 @@ export function safeUrl(url: string): string {
   return url.split('?')[0].replace(secretPathSegment, '/$1/<token>');
 }
 
-/** Parses JSON bodies; an empty body (SDKs send one with DELETE and GET) reads as no body. */
-function jsonParser(_request: unknown, body: string, done: (error: Error | null, value?: unknown) => void): void {
-  if (body.trim() === '') return done(null, undefined);
-  try {
-    done(null, secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' }));
-  } catch {
-    done(new ApiError('invalidJson'));
-  }
-}
+/** Largest request line and headers: a `where` in the URL counts, so $in lists of a few thousand ids fit. */
+const maxHeaderBytes = 64 * 1024;
 
 export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInstance; services: Services }> {
   const { config, store, clock } = deps;
@@ -91,6 +84,14 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
+    // No connection stays open for nothing: a socket that sends no byte is closed after headersTimeout
+    // (checked every second rather than Node's 30 s), a slow body after requestTimeout, an idle
+    // keep-alive after keepAliveTimeout, a connection passing no byte either way after connectionTimeout.
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000, maxHeaderSize: maxHeaderBytes },
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    clientErrorHandler,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true },
     // The router's own refusals (a malformed URL, a path segment over 100 characters) answer {code, error}
@@ -154,7 +155,24 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     done();
   });
   await app.register(async (preflight) => {
-    await preflight.register(cors, { origin: '*', allowedHeaders, exposedHeaders: ['Location'], maxAge: 86400 });
+    // A preflight without Origin or Access-Control-Request-Method is refused as {code, error}, before
+    // @fastify/cors would answer it in plain text.
+    preflight.addHook('onRequest', (request, reply, done) => {
+      if (request.method === 'OPTIONS' && (!request.headers.origin || !request.headers['access-control-request-method'])) {
+        const refused = new ApiError('other', 'A preflight request needs Origin and Access-Control-Request-Method headers.');
+        void reply.status(refused.status).send(refused.toBody());
+        return;
+      }
+      done();
+    });
+    // methods: @fastify/cors allows only GET, HEAD and POST by default; the SDKs also PUT and DELETE.
+    await preflight.register(cors, {
+      origin: '*',
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+      allowedHeaders,
+      exposedHeaders: ['Location'],
+      maxAge: 86400,
+    });
   });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
 

@@ -4,7 +4,11 @@
 // letter Q on SQLite and a 500 on PostgreSQL). One RE2 dialect now answers the same on both stores.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { sql, type Kysely } from 'kysely';
+import { loadConfig } from '../src/config.ts';
+import { openPostgresStore } from '../src/storage/postgres/open.ts';
+import { freshPostgresDatabase } from './helpers/databases.ts';
+import { startServer, storeKind, type TestServer } from './helpers/harness.ts';
 
 let server: TestServer;
 
@@ -143,5 +147,27 @@ describe('hostile patterns answer promptly and never stop the node', () => {
     await poller;
     assert.ok(elapsed < 2000, `five hostile queries took ${elapsed.toFixed(0)} ms`);
     assert.ok(worstHealth < 200, `/health took ${worstHealth.toFixed(0)} ms while they ran`);
+  });
+});
+
+describe('PostgreSQL statement timeout (the backstop behind the dialect)', () => {
+  test('STATEMENT_TIMEOUT_MS is read and checked', () => {
+    assert.equal(loadConfig({}).statementTimeoutMs, 30_000);
+    assert.equal(loadConfig({ STATEMENT_TIMEOUT_MS: '0' }).statementTimeoutMs, 0);
+    assert.throws(() => loadConfig({ STATEMENT_TIMEOUT_MS: '-1' }), /STATEMENT_TIMEOUT_MS/);
+  });
+
+  test('a statement outliving it is cancelled; migrations ran without it', { skip: storeKind !== 'postgres' }, async () => {
+    const db = await freshPostgresDatabase();
+    const store = await openPostgresStore({ url: db.url, poolSize: 2, statementTimeoutMs: 100 });
+    try {
+      const kysely = (store as unknown as { db: Kysely<any> }).db;
+      await assert.rejects(sql`SELECT pg_sleep(0.5)`.execute(kysely), { code: '57014' });
+      const { rows } = await sql<{ ok: number }>`SELECT 1 AS ok`.execute(kysely);
+      assert.deepEqual(rows, [{ ok: 1 }]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
   });
 });

@@ -30,13 +30,38 @@ function equals(path: string[], raw: unknown): Where {
   return { op: 'eq', path: t.path, value: t.value };
 }
 
-/** Longest $in/$nin/$all list; keeps every compiled query inside the databases' parameter limits. */
-const maxListLength = 1000;
+/**
+ * Longest $in/$nin/$all list. Each list is bound as one parameter, so this only bounds the work of one
+ * query; SDKs send a few hundred at most (the JS SDK's containsAll sends 200).
+ */
+export const maxListLength = 10_000;
+/** Longest $or/$and list, and most conditions in one where: each becomes SQL of its own. */
+export const maxConditions = 1000;
 
-function list(raw: unknown, operator: string): unknown[] {
+function list(raw: unknown, operator: string, max = maxListLength): unknown[] {
   if (!Array.isArray(raw)) fail('invalidQuery', `${operator} needs an array.`);
-  if (raw.length > maxListLength) fail('invalidQuery', `${operator} may list at most ${maxListLength} values.`);
+  if (raw.length > max) fail('invalidQuery', `${operator} may list at most ${max} values.`);
   return raw;
+}
+
+/** $in: one 'in' node per compared path (a Pointer compares its objectId, a Date its iso string). */
+function oneOf(path: string[], raw: unknown, operator: string): Where {
+  const groups = new Map<string, { op: 'in'; path: string[]; values: Json[] }>();
+  for (const value of list(raw, operator)) {
+    const t = target(path, value);
+    const key = t.path.join('.');
+    const group = groups.get(key) ?? { op: 'in', path: t.path, values: [] };
+    groups.set(key, group);
+    group.values.push(t.value);
+  }
+  return groups.size === 1 ? [...groups.values()][0] : { op: 'or', items: [...groups.values()] };
+}
+
+/** Conditions (leaves) of a tree: a where with more is refused before any SQL is built. */
+function conditionCount(where: Where): number {
+  if (where.op === 'and' || where.op === 'or') return where.items.reduce((sum, item) => sum + conditionCount(item), 0);
+  if (where.op === 'not') return conditionCount(where.item);
+  return 1;
 }
 
 function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
@@ -58,10 +83,10 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
         break;
       }
       case '$in':
-        items.push({ op: 'or', items: list(raw, '$in').map((value) => equals(path, value)) });
+        items.push(oneOf(path, raw, '$in'));
         break;
       case '$nin':
-        items.push({ op: 'not', item: { op: 'or', items: list(raw, '$nin').map((value) => equals(path, value)) } });
+        items.push({ op: 'not', item: oneOf(path, raw, '$nin') });
         break;
       case '$all':
         items.push({ op: 'all', path, values: list(raw, '$all').map((value) => target([], value).value) });
@@ -96,11 +121,17 @@ const maxNesting = 16;
 
 function clauses(raw: unknown, operator: string, depth: number): Where[] {
   if (depth >= maxNesting) fail('invalidQuery', `$and/$or may nest at most ${maxNesting} levels deep.`);
-  return list(raw, operator).map((item) => parseWhere(item, depth + 1));
+  return list(raw, operator, maxConditions).map((item) => parseNode(item, depth + 1));
 }
 
 /** Parses the `where` language into the neutral tree; bad input is a 4xx ApiError. */
-export function parseWhere(raw: unknown, depth = 0): Where {
+export function parseWhere(raw: unknown): Where {
+  const where = parseNode(raw, 0);
+  if (conditionCount(where) > maxConditions) fail('invalidQuery', `A where may hold at most ${maxConditions} conditions.`);
+  return where;
+}
+
+function parseNode(raw: unknown, depth: number): Where {
   if (raw === undefined || raw === null) return { op: 'const', value: true };
   if (Array.isArray(raw)) return { op: 'and', items: clauses(raw, 'where', depth) };
   if (!isObject(raw)) fail('invalidQuery', 'where must be a JSON object.');

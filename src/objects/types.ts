@@ -49,6 +49,8 @@ export type Where =
   | { op: 'not'; item: Where }
   /** Field equals the value, or is an array that contains it; null also matches a missing field. */
   | { op: 'eq'; path: string[]; value: Json }
+  /** Equals one of the values (as 'eq' does each); the list is bound as one parameter, however long. */
+  | { op: 'in'; path: string[]; values: Json[] }
   | { op: 'lt' | 'lte' | 'gt' | 'gte'; path: string[]; value: string | number }
   | { op: 'exists'; path: string[] }
   | { op: 'regex'; path: string[]; regex: Regex }

@@ -14,15 +14,33 @@ interface SubRequest {
   body: unknown;
 }
 
+/**
+ * The path a sub-request would really reach, as the router will see it: dot segments (also
+ * percent-encoded), backslashes and repeated slashes resolved the way a URL parser resolves them, so
+ * the route check below judges that path and not its spelling. null for a query string or fragment.
+ */
+function normalisePath(raw: string): string | null {
+  // Clients sometimes send a full URL or the bare version prefix; only the /1.1 path matters.
+  const path = raw.replace(/^https?:\/\/[^/]+/i, '').replace(/[\\/]+/g, '/');
+  if (!path.startsWith('/')) return null;
+  let url: URL;
+  try {
+    url = new URL(path, 'http://batch.invalid');
+  } catch {
+    return null;
+  }
+  if (url.search !== '' || url.hash !== '' || path.includes('?') || path.includes('#')) return null;
+  return url.pathname;
+}
+
 function parseSubRequest(raw: unknown, index: number): SubRequest {
   const bad = (why: string) => new ApiError('invalidJson', `requests[${index}]: ${why}`);
   if (!isObject(raw)) throw bad('must be an object.');
   const method = typeof raw.method === 'string' ? raw.method.toUpperCase() : '';
   if (!methods.has(method)) throw bad('method must be GET, POST, PUT or DELETE.');
   if (typeof raw.path !== 'string') throw bad('path must be a string.');
-  // Clients sometimes send a full URL or the bare version prefix; only the /1.1 path matters.
-  const path = raw.path.replace(/^https?:\/\/[^/]+/, '');
-  if (!/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path) || path.includes('?')) {
+  const path = normalisePath(raw.path);
+  if (path === null || !/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path)) {
     throw bad('path must be a /1.1/classes, /1.1/users or /1.1/installations path without a query string.');
   }
   const query = new URLSearchParams();

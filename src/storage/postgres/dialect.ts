@@ -29,6 +29,22 @@ export const postgresDialect: SqlDialect = {
     return sql`coalesce(${x} @> ${JSON.stringify(value)}::jsonb, false)`;
   },
 
+  jsonIn(path: string[], values: Json[]): Sql {
+    const x = field(path);
+    // As jsonEquals, each kind of value with the whole list bound as one jsonb[] parameter.
+    const any: Sql[] = [];
+    const scalars = values.filter((v) => v !== null && typeof v !== 'object').map((v) => JSON.stringify(v));
+    if (scalars.length) any.push(sql`coalesce(${x} @> ANY(${sql.val(scalars)}::jsonb[]), false)`);
+    const composite = values.filter((v) => v !== null && typeof v === 'object').map((v) => JSON.stringify(v));
+    if (composite.length) any.push(sql`coalesce(${x} = ANY(${sql.val(composite)}::jsonb[]), false)`);
+    if (values.includes(null)) any.push(sql`(${x} IS NULL OR ${x} = 'null'::jsonb)`);
+    return sql`(${sql.join(any, sql` OR `)})`;
+  },
+
+  columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql {
+    return sql`${column} = ANY(${sql.val(values)}::${sql.raw(kind === 'time' ? 'bigint[]' : 'text[]')})`;
+  },
+
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
     const x = field(path);
     if (typeof value === 'number') {

@@ -10,12 +10,27 @@ const types = {
   },
 };
 
-export async function openPostgresStore(options: { url: string; poolSize?: number }): Promise<PostgresStore> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types });
+export async function openPostgresStore(options: { url: string; poolSize?: number; statementTimeoutMs?: number }): Promise<PostgresStore> {
+  await migrate(options.url);
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types, statement_timeout: options.statementTimeoutMs || false });
   // An idle connection dropped by the server (restart, failover) is replaced on next use; without
   // a listener the pool's 'error' event would crash the process.
   pool.on('error', () => undefined);
   const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), pool });
-  await store.migrate();
   return store;
+}
+
+/**
+ * Migrations run on a connection of their own, without the statement timeout that guards requests:
+ * an index built over a big table, or the wait for another node's migrations, may well take longer.
+ */
+async function migrate(url: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1, types });
+  pool.on('error', () => undefined);
+  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), pool });
+  try {
+    await store.migrate();
+  } finally {
+    await store.close();
+  }
 }

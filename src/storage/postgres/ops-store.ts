@@ -47,6 +47,8 @@ export class PostgresOpsStore extends SqlOpsStore {
     // A batch lost to a crash is re-imported by the next run (objectIds already present are
     // skipped), so its commit need not wait for the WAL flush.
     await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+    // A batch of thousands of rows may take longer than a request's statement timeout.
+    await sql`SET LOCAL statement_timeout = 0`.execute(trx);
     let inserted: string[] | null = null;
     if (!this.careful) {
       await sql`SAVEPOINT import_copy`.execute(trx);

@@ -14,6 +14,10 @@ export interface SqlDialect {
   readonly kind: 'sqlite' | 'postgres';
   /** A JSON field of o.data equals the value or, being an array, contains it. */
   jsonEquals(path: string[], value: Json): Sql;
+  /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
+  jsonIn(path: string[], values: Json[]): Sql;
+  /** A promoted column equals one of the values, bound as one parameter. */
+  columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql;
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql;
   jsonExists(path: string[]): Sql;
   /** A string field matches a validated pattern (src/objects/regex.ts). */

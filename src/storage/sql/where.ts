@@ -35,15 +35,25 @@ function columnValue(kind: 'time' | 'string', value: Json): string | number | nu
   return null;
 }
 
+/**
+ * Joins conditions as a balanced tree of parentheses: SQLite refuses an expression nested 1000 deep,
+ * which a flat chain of 1000 ORs is.
+ */
+function joinBalanced(items: Sql[], separator: Sql): Sql {
+  if (items.length === 1) return sql`(${items[0]})`;
+  const half = Math.ceil(items.length / 2);
+  return sql`(${joinBalanced(items.slice(0, half), separator)}${separator}${joinBalanced(items.slice(half), separator)})`;
+}
+
 export function compileWhere(dialect: SqlDialect, className: string, where: Where): Sql {
   const compile = (node: Where): Sql => {
     switch (node.op) {
       case 'const':
         return node.value ? sql`1=1` : sql`1=0`;
       case 'and':
-        return node.items.length === 0 ? sql`1=1` : sql`(${sql.join(node.items.map(compile), sql` AND `)})`;
+        return node.items.length === 0 ? sql`1=1` : joinBalanced(node.items.map(compile), sql` AND `);
       case 'or':
-        return node.items.length === 0 ? sql`1=0` : sql`(${sql.join(node.items.map(compile), sql` OR `)})`;
+        return node.items.length === 0 ? sql`1=0` : joinBalanced(node.items.map(compile), sql` OR `);
       case 'not':
         return sql`NOT (${compile(node.item)})`;
       default:
@@ -59,6 +69,10 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
         const value = columnValue(column.kind, node.value);
         return value === null ? sql`1=0` : sql`${column.column} = ${value}`;
       }
+      if (node.op === 'in') {
+        const values = node.values.map((value) => columnValue(column.kind, value)).filter((value) => value !== null);
+        return values.length === 0 ? sql`1=0` : dialect.columnIn(column.column, column.kind, values);
+      }
       if (node.op === 'lt' || node.op === 'lte' || node.op === 'gt' || node.op === 'gte') {
         const value = columnValue(column.kind, node.value);
         return value === null ? sql`1=0` : sql`${column.column} ${operators[node.op]} ${value}`;
@@ -68,6 +82,8 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
     switch (node.op) {
       case 'eq':
         return dialect.jsonEquals(node.path, node.value);
+      case 'in':
+        return node.values.length === 0 ? sql`1=0` : dialect.jsonIn(node.path, node.values);
       case 'lt':
       case 'lte':
       case 'gt':

@@ -20,6 +20,23 @@ function bindable(value: string | number | boolean): string | number {
 }
 
 /**
+ * A scalar (its json_type and value) is one of the listed scalars: each kind's list is one JSON
+ * parameter read by json_each, so $in with thousands of values is a short expression over few variables.
+ */
+function scalarIn(type: Sql, value: Sql, values: Json[]): Sql[] {
+  const strings = values.filter((v) => typeof v === 'string');
+  const numbers = values.filter((v) => typeof v === 'number');
+  const flags = [...new Set(values.filter((v) => typeof v === 'boolean').map((v) => (v ? 'true' : 'false')))];
+  const parts: Sql[] = [];
+  if (strings.length) parts.push(sql`(${type} = 'text' AND ${value} IN (SELECT value FROM json_each(${JSON.stringify(strings)})))`);
+  if (numbers.length) {
+    parts.push(sql`(${type} IN ('integer', 'real') AND ${value} IN (SELECT value FROM json_each(${JSON.stringify(numbers)})))`);
+  }
+  if (flags.length) parts.push(sql`${type} IN (${sql.join(flags.map((flag) => sql.lit(flag)))})`);
+  return parts;
+}
+
+/**
  * What readableBy searches the readers column for: the principal quoted as in the JSON array.
  * Principals never contain quotes (parseAcl), so it occurs exactly when it is an element.
  */
@@ -54,6 +71,27 @@ export const sqliteDialect: SqlDialect = {
       ELSE 0 END)`;
   },
 
+  jsonIn(path: string[], values: Json[]): Sql {
+    const p = jsonPath(path);
+    const any = scalarIn(sql`json_type(o.data, ${p})`, sql`json_extract(o.data, ${p})`, values);
+    const elements = scalarIn(sql`e.type`, sql`e.value`, values);
+    if (elements.length) {
+      any.push(sql`(json_type(o.data, ${p}) = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE ${sql.join(elements, sql` OR `)}))`);
+    }
+    if (values.includes(null)) any.push(sql`coalesce(json_type(o.data, ${p}), 'null') = 'null'`);
+    const composite = values.filter((v) => v !== null && typeof v === 'object');
+    if (composite.length) {
+      // json_each gives objects and arrays as minified text, as json_extract does.
+      any.push(sql`(json_type(o.data, ${p}) IN ('object', 'array') AND json_extract(o.data, ${p}) IN (SELECT value FROM json_each(${JSON.stringify(composite)})))`);
+    }
+    // coalesce: a missing field is "not in" (NULL would drop the row from a $nin as well).
+    return sql`coalesce(${sql.join(any, sql` OR `)}, 0)`;
+  },
+
+  columnIn(column: Sql, _kind: 'time' | 'string', values: Array<string | number>): Sql {
+    return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+  },
+
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
     const p = jsonPath(path);
     const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
@@ -76,14 +114,10 @@ export const sqliteDialect: SqlDialect = {
 
   jsonContainsAll(path: string[], values: Json[]): Sql {
     const p = jsonPath(path);
-    const each = values.map((value) => {
-      if (value === null || typeof value === 'object') {
-        return sql`EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.value IS ${value === null ? null : JSON.stringify(value)} OR json(e.value) = json(${JSON.stringify(value)}))`;
-      }
-      const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
-      return sql`EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bindable(value)})`;
-    });
-    return sql`(json_type(o.data, ${p}) = 'array' AND ${sql.join(each, sql` AND `)})`;
+    // No listed value (one JSON parameter) is missing from the array; integer and real are one kind.
+    return sql`coalesce(json_type(o.data, ${p}) = 'array' AND NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(values)}) v
+      WHERE NOT EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e
+        WHERE (CASE WHEN v.type IN ('integer', 'real') THEN e.type IN ('integer', 'real') ELSE e.type = v.type END) AND e.value IS v.value)), 0)`;
   },
 
   jsonOrder(key: OrderKey): Sql {
