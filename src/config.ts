@@ -16,6 +16,14 @@ export interface Config {
   /** Keys token digests and encrypted copies; must be the same on every node. */
   secret: string;
   bodyLimitBytes: number;
+  /** How long a client may take to send the request line and headers (a socket that sends nothing is closed then). */
+  headersTimeoutMs: number;
+  /** How long a client may take to send a whole request, body included. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
+  /** How long a connection may pass no byte either way (e.g. a client that stops reading) before it is closed. */
+  idleTimeoutMs: number;
   logLevel: string;
   /** How long a node trusts its cached copy of an application's keys and settings. */
   appCacheMs: number;
@@ -46,6 +54,18 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function text(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? null : raw.trim();
+}
+
+function timeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'idleTimeoutMs'> {
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS');
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 120_000, 100, 3_600_000),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -80,7 +100,8 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: text(env, 'METRICS_TOKEN'),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',
-    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ...timeouts(env),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),
     pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 2000, 10, 5000),
