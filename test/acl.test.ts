@@ -102,3 +102,80 @@ describe('ACL values', () => {
     assert.equal(count.body.count, 0);
   });
 });
+
+// Review of e2b2d15, finding 4 (ACL oracle): PUT/DELETE ?where= on an object the caller could not read answered
+// 403 when the condition matched and 305 when it did not, so an anonymous client rebuilt a private field.
+describe('no ACL oracle', () => {
+  const conditionFailed = { code: 305, error: 'No effect on updating/deleting a document.' };
+
+  test('a condition on an object the caller cannot read answers the same whether it matches or not', async () => {
+    const cases: Array<{ name: string; acl: Record<string, unknown>; callers: Client[]; answer: [number, unknown] }> = [
+      // Neither read nor write: refused by the ACL, before any condition.
+      { name: 'nobody', acl: {}, callers: [server.client, other.client, owner.client], answer: [403, denied] },
+      { name: 'owner only', acl: { [owner.objectId]: { read: true, write: true } }, callers: [server.client, other.client], answer: [403, denied] },
+      // Write but not read: a condition never matches what the caller cannot read.
+      { name: 'public write only', acl: { '*': { write: true } }, callers: [server.client, other.client], answer: [400, conditionFailed] },
+      { name: 'owner write only', acl: { [owner.objectId]: { write: true } }, callers: [owner.client], answer: [400, conditionFailed] },
+    ];
+    const conditions = [
+      { secret: 's3cr3t' },
+      { secret: 'other' },
+      { secret: { $regex: '^s' } },
+      { secret: { $regex: '^x' } },
+      { secret: { $exists: true } },
+      { secret: { $exists: false } },
+    ];
+    for (const { name, acl, callers, answer } of cases) {
+      const created = await server.master.post('/1.1/classes/Vault', { secret: 's3cr3t', n: 0, ACL: acl });
+      const id = created.body.objectId;
+      for (const client of callers) {
+        for (const where of conditions) {
+          const put = await client.put(`/1.1/classes/Vault/${id}`, { n: 1 }, { query: { where } });
+          assert.deepEqual([put.status, put.body], answer, `${name} PUT ${JSON.stringify(where)}`);
+          const del = await client.delete(`/1.1/classes/Vault/${id}`, { query: { where } });
+          assert.deepEqual([del.status, del.body], answer, `${name} DELETE ${JSON.stringify(where)}`);
+        }
+      }
+      const kept = await server.master.get(`/1.1/classes/Vault/${id}`);
+      assert.deepEqual([kept.body.secret, kept.body.n], ['s3cr3t', 0], `${name} unchanged`);
+    }
+  });
+
+  test('a condition on a readable object still decides: a match writes, a miss is 305', async () => {
+    const created = await owner.client.post('/1.1/classes/Vault', { secret: 'open', n: 0, ACL: { [owner.objectId]: { read: true, write: true } } });
+    const id = created.body.objectId;
+    const miss = await owner.client.put(`/1.1/classes/Vault/${id}`, { n: 1 }, { query: { where: { secret: 'no' } } });
+    assert.deepEqual([miss.status, miss.body], [400, conditionFailed]);
+    const hit = await owner.client.put(`/1.1/classes/Vault/${id}`, { n: 1 }, { query: { where: { secret: 'open' } } });
+    assert.equal(hit.status, 200, hit.text);
+    const gone = await owner.client.delete(`/1.1/classes/Vault/${id}`, { query: { where: { n: 1 } } });
+    assert.deepEqual([gone.status, gone.body], [200, {}]);
+  });
+
+  // Review of e2b2d15, finding 4: new=true / fetchWhenSave returned every field of an object the writer may not read.
+  test('new=true and fetchWhenSave answer without the fields when the writer may not read the object', async () => {
+    const created = await server.master.post('/1.1/classes/Drop', { secret: 's3cr3t', n: 0, ACL: { '*': { write: true } } });
+    const id = created.body.objectId;
+    for (const query of [{ new: 'true' }, { fetchWhenSave: 'true' }, { new: 'true', returnACL: 'true' }]) {
+      const saved = await server.client.put(`/1.1/classes/Drop/${id}`, { n: { __op: 'Increment' } }, { query });
+      assert.equal(saved.status, 200, saved.text);
+      assert.deepEqual(Object.keys(saved.body).sort(), ['objectId', 'updatedAt'], JSON.stringify(query));
+    }
+    const batch = await server.client.post('/1.1/batch', {
+      requests: [{ method: 'PUT', path: `/1.1/classes/Drop/${id}`, body: { n: 5 }, params: { new: true } }],
+    });
+    assert.deepEqual(Object.keys(batch.body[0].success).sort(), ['objectId', 'updatedAt']);
+    const writeOnly = await server.client.post('/1.1/classes/Drop', { a: 1, ACL: { '*': { write: true } } }, { query: { fetchWhenSave: 'true' } });
+    assert.deepEqual([writeOnly.status, Object.keys(writeOnly.body).sort()], [201, ['createdAt', 'objectId']]);
+    // The ACL after the write decides: giving up one's own read gives up the answer too.
+    const mine = await owner.client.post('/1.1/classes/Drop', { secret: 'mine', ACL: { [owner.objectId]: { read: true, write: true } } });
+    const readable = await owner.client.put(`/1.1/classes/Drop/${mine.body.objectId}`, { n: 1 }, { query: { new: 'true' } });
+    assert.deepEqual([readable.body.secret, readable.body.n], ['mine', 1]);
+    const givenUp = await owner.client.put(
+      `/1.1/classes/Drop/${mine.body.objectId}`,
+      { n: 2, ACL: { [owner.objectId]: { write: true } } },
+      { query: { new: 'true' } },
+    );
+    assert.deepEqual(Object.keys(givenUp.body).sort(), ['objectId', 'updatedAt']);
+  });
+});

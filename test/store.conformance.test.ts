@@ -143,8 +143,11 @@ for (const implementation of implementations) {
       const refused = await store.updateObject(ref, () => new ApiError('aclWriteDenied'));
       assert.equal(refused.ok === false && refused.reason, 'refused');
       assert.equal((await store.getObject(ref, null))?.data.n, 1);
-      const condition: Where = { op: 'eq', path: ['n'], value: 2 };
+      const condition = { where: { op: 'eq', path: ['n'], value: 2 } as Where, readers: null };
       assert.deepEqual(await store.updateObject(ref, (c) => c, condition), { ok: false, reason: 'conditionFailed' });
+      // Review of e2b2d15 (ACL oracle): the refusal comes before the condition, whatever it says.
+      const refusedFirst = await store.updateObject(ref, () => new ApiError('aclWriteDenied'), condition);
+      assert.equal(refusedFirst.ok === false && refusedFirst.reason, 'refused');
       assert.deepEqual(await store.updateObject({ ...ref, objectId: 'nope' }, (c) => c, condition), { ok: false, reason: 'notFound' });
       const taken = await store.updateObject(ref, (c) => ({ ...c, data: { username: 'ann' } }));
       assert.deepEqual(taken, { ok: false, reason: 'taken', field: 'username' });
@@ -190,13 +193,28 @@ for (const implementation of implementations) {
       assert.deepEqual(await store.quotaPauses.current(key, 6000), { until: 9000, reason: 'next day' });
     });
 
+    // Review of e2b2d15 (ACL oracle): a condition is never met by a row its readers may not read, even a true one.
+    test('a condition is evaluated with its readers: an unreadable row never meets it', async () => {
+      const doc = object('Hidden', { secret: 's3' }, { u1: { read: true, write: true }, '*': { write: true } });
+      await store.insertObject('app1', doc);
+      const ref = { appId: 'app1', className: 'Hidden', objectId: doc.objectId };
+      const matching: Where = { op: 'eq', path: ['secret'], value: 's3' };
+      const bump = (c: StoredObject) => ({ ...c, data: { ...c.data, n: 1 } });
+      for (const readers of [['*'], ['*', 'u2']]) {
+        assert.deepEqual(await store.updateObject(ref, bump, { where: matching, readers }), { ok: false, reason: 'conditionFailed' });
+        assert.deepEqual(await store.deleteObject(ref, () => null, { where: matching, readers }), { ok: false, reason: 'conditionFailed' });
+      }
+      assert.equal((await store.updateObject(ref, bump, { where: matching, readers: ['*', 'u1'] })).ok, true);
+      assert.equal((await store.deleteObject(ref, () => null, { where: matching, readers: null })).ok, true);
+    });
+
     test('delete: guard, condition and missing rows', async () => {
       const doc = object('Gone', { n: 1 });
       await store.insertObject('app1', doc);
       const ref = { appId: 'app1', className: 'Gone', objectId: doc.objectId };
       const refused = await store.deleteObject(ref, () => new ApiError('aclWriteDenied'));
       assert.equal(refused.ok, false);
-      assert.deepEqual(await store.deleteObject(ref, () => null, { op: 'eq', path: ['n'], value: 9 }), {
+      assert.deepEqual(await store.deleteObject(ref, () => null, { where: { op: 'eq', path: ['n'], value: 9 }, readers: null }), {
         ok: false,
         reason: 'conditionFailed',
       });

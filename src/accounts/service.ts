@@ -2,7 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
-import { readersFor, type Caller } from '../objects/acl.ts';
+import { conditionFor, readersFor, type Caller } from '../objects/acl.ts';
 import { applyOperations } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
 import type { AppRecord, JsonObject, OrderKey, StoredObject, Where } from '../objects/types.ts';
@@ -246,7 +246,7 @@ export class AccountService {
           updatedAt: Math.max(this.clock.now(), current.updatedAt),
         };
       },
-      condition,
+      conditionFor(caller, condition),
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });
@@ -259,7 +259,7 @@ export class AccountService {
   async remove(caller: AccountCaller, userId: string, condition?: Where): Promise<void> {
     this.requireSelf(caller, userId);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
-    const outcome = await this.store.deleteObject(ref, () => null, condition);
+    const outcome = await this.store.deleteObject(ref, () => null, conditionFor(caller, condition));
     if (!outcome.ok && outcome.reason === 'notFound') return;
     settle(outcome, ref);
     await this.lockout.clear(caller.appId, userId);

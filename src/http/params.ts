@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { parseKeys, parseLimit, parseOrder, parseSkip, parseWhereParam, type Projection } from '../objects/query.ts';
 import type { FindOptions } from '../objects/service.ts';
-import type { Where } from '../objects/types.ts';
+import type { StoredObject, Where } from '../objects/types.ts';
+import { canRead, type Caller } from '../objects/acl.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -47,4 +48,12 @@ export function conditionOf(query: Query): Where | undefined {
 /** The SDKs ask for the saved object back with ?new=true (JS) or ?fetchWhenSave=true (docs, Java). */
 export function wantsObjectBack(query: Query): boolean {
   return flag(query, 'new') || flag(query, 'fetchWhenSave');
+}
+
+/**
+ * Whether a write answers with the saved object: asked for, and readable by the caller under the ACL
+ * it has after the write. A writer that may not read it gets the plain answer, never its fields.
+ */
+export function sendsObjectBack(query: Query, caller: Caller, saved: StoredObject): boolean {
+  return wantsObjectBack(query) && canRead(saved.acl, caller);
 }

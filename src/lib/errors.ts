@@ -52,6 +52,7 @@ export const catalogue = {
   unauthorized: { code: 401, status: 401, message: 'Unauthorized.' },
   forbidden: { code: 403, status: 403, message: 'Forbidden to access.' },
   aclWriteDenied: { code: 403, status: 403, message: "Forbidden writing by object's ACL." },
+  installationOwned: { code: 403, status: 403, message: "An installation bound to a user is changed, and a user bound, only with that user's session or the master key." },
   masterKeyRequired: { code: 403, status: 403, message: 'Forbidden: this operation needs the master key.' },
   staleSession: { code: 403, status: 403, message: 'The session token is invalid or has expired.' },
   routeNotFound: { code: 404, status: 404, message: 'Not found.' },

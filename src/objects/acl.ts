@@ -1,5 +1,5 @@
 import { ApiError } from '../lib/errors.ts';
-import type { Acl, Readers } from './types.ts';
+import type { Acl, Condition, Readers, Where } from './types.ts';
 import { isObject } from './values.ts';
 
 /** Who is asking: the application, whether the master key was used, and the signed-in user. */
@@ -39,4 +39,16 @@ export function canWrite(acl: Acl | null, caller: Caller): boolean {
   if (caller.master || acl === null) return true;
   if (acl['*']?.write) return true;
   return caller.userId !== null && acl[caller.userId]?.write === true;
+}
+
+/** Whether the caller may read an object with this ACL: the same principals as readersFor. */
+export function canRead(acl: Acl | null, caller: Caller): boolean {
+  if (caller.master || acl === null) return true;
+  if (acl['*']?.read) return true;
+  return caller.userId !== null && acl[caller.userId]?.read === true;
+}
+
+/** A write's `where`, to be evaluated with the caller's read rights (see Condition). */
+export function conditionFor(caller: Caller, where: Where | undefined): Condition | undefined {
+  return where === undefined ? undefined : { where, readers: readersFor(caller) };
 }

@@ -2,7 +2,7 @@ import { ApiError, fail, type ErrorKind } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import type { Store } from '../storage/store.ts';
-import { canWrite, parseAcl, readersFor, type Caller } from './acl.ts';
+import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
 import type { Acl, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
@@ -111,12 +111,14 @@ export class ObjectService {
     return (await this.store.classExists(caller.appId, className)) ? null : 'noClass';
   }
 
+  /** `guard` lets a built-in class add its own rule on the current row, checked with the ACL. */
   async update(
     caller: Caller,
     className: string,
     objectId: string,
     body: WriteBody,
     condition?: Where,
+    guard?: (current: StoredObject) => ApiError | null,
   ): Promise<StoredObject> {
     checkClassName(className);
     const ref = { appId: caller.appId, className, objectId };
@@ -124,11 +126,13 @@ export class ObjectService {
       ref,
       (current) => {
         if (!canWrite(current.acl, caller)) return new ApiError('aclWriteDenied');
+        const refusal = guard?.(current);
+        if (refusal) return refusal;
         const data = applyOperations(current.data, body.operations);
         if (data instanceof ApiError) return data;
         return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
       },
-      condition,
+      conditionFor(caller, condition),
     );
     return settle(outcome, ref);
   }
@@ -140,7 +144,7 @@ export class ObjectService {
     const outcome = await this.store.deleteObject(
       ref,
       (current) => (canWrite(current.acl, caller) ? null : new ApiError('aclWriteDenied')),
-      condition,
+      conditionFor(caller, condition),
     );
     if (!outcome.ok && outcome.reason === 'notFound') return;
     settle(outcome, ref);

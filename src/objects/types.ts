@@ -81,5 +81,14 @@ export type WriteOutcome =
   | { ok: false; reason: 'conditionFailed' }
   | { ok: false; reason: 'refused'; error: ApiError };
 
+/**
+ * A `where` a write must meet, evaluated with the writer's read rights (`readers`, as for a query): an
+ * object the writer may not read never meets one, whatever it says, so the answer tells nothing of its fields.
+ */
+export interface Condition {
+  where: Where;
+  readers: Readers;
+}
+
 /** Decides, from the current row, what it becomes; an ApiError value refuses the change. */
 export type Change = (current: StoredObject) => StoredObject | ApiError;

@@ -2,7 +2,8 @@ import { ApiError, fail } from '../lib/errors.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
 import type { ObjectService, WriteBody } from '../objects/service.ts';
-import type { Json, StoredObject, Where } from '../objects/types.ts';
+import type { Json, JsonObject, StoredObject, Where } from '../objects/types.ts';
+import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { checkChannels } from './request.ts';
 import { defaultProfile } from './routing.ts';
@@ -62,6 +63,43 @@ export function checkInstallationOperations(operations: Operation[]): void {
   }
 }
 
+/**
+ * The user an installation is bound to: null while unbound; '' when `user` holds something other than a
+ * user pointer (written by the master key or an import), which no session matches.
+ */
+function boundUser(data: JsonObject): string | null {
+  const user = data.user;
+  if (user === undefined || user === null) return null;
+  const pointer = isObject(user) && user.__type === 'Pointer' && user.className === '_User';
+  return pointer && typeof user.objectId === 'string' ? user.objectId : '';
+}
+
+/**
+ * An installation bound to a user belongs to that user: only its session or the master key may read it by
+ * id or change it. A push aimed at the user reaches the installation's installationId, so letting anyone
+ * else re-point it (or bind their own device to the user) would hand them that user's pushes.
+ */
+export function mayTouchInstallation(caller: Caller, current: StoredObject): boolean {
+  const owner = boundUser(current.data);
+  return caller.master || owner === null || owner === caller.userId;
+}
+
+/** `user` may be set only to the caller's own user (its session's), or removed; anything else needs the master key. */
+function checkUserOperations(caller: Caller, operations: Operation[]): void {
+  if (caller.master) return;
+  for (const op of operations) {
+    if (op.path[0] !== 'user') continue;
+    const own =
+      op.path.length === 1 &&
+      (op.kind === 'delete' ||
+        (op.kind === 'set' && (op.value === null || (caller.userId !== null && boundUser({ user: op.value }) === caller.userId))));
+    if (!own) fail('installationOwned', "An installation's user can only be set to the user of the session, or with the master key.");
+  }
+}
+
+const ownerGuard = (caller: Caller) => (current: StoredObject) =>
+  mayTouchInstallation(caller, current) ? null : new ApiError('installationOwned');
+
 function setsField(body: WriteBody, field: string): boolean {
   return body.operations.some((op) => op.path[0] === field);
 }
@@ -103,11 +141,13 @@ export class InstallationService {
   /** Creates the installation, or updates the one that already has this installationId. */
   async save(caller: Caller, body: WriteBody): Promise<{ created: boolean; object: StoredObject }> {
     checkInstallationOperations(body.operations);
+    checkUserOperations(caller, body.operations);
     const installationId = installationIdOf(body);
     for (let attempt = 0; attempt < 3; attempt++) {
       const existing = installationId === null ? null : await this.findByInstallationId(caller.appId, installationId);
       if (existing) {
-        const object = await this.objects.update(caller, installationClass, existing.objectId, withDefaults(caller, body, existing, true));
+        const changes = withDefaults(caller, body, existing, true);
+        const object = await this.objects.update(caller, installationClass, existing.objectId, changes, undefined, ownerGuard(caller));
         return { created: false, object };
       }
       try {
@@ -122,6 +162,14 @@ export class InstallationService {
 
   async update(caller: Caller, objectId: string, body: WriteBody, condition?: Where): Promise<StoredObject> {
     checkInstallationOperations(body.operations);
-    return this.objects.update(caller, installationClass, objectId, withDefaults(caller, body, null, false), condition);
+    checkUserOperations(caller, body.operations);
+    const changes = withDefaults(caller, body, null, false);
+    return this.objects.update(caller, installationClass, objectId, changes, condition, ownerGuard(caller));
+  }
+
+  /** The installation as the caller may read it by id: one bound to another user reads as missing. */
+  async get(caller: Caller, objectId: string): Promise<StoredObject | null | 'noClass'> {
+    const found = await this.objects.get(caller, installationClass, objectId);
+    return found !== null && found !== 'noClass' && !mayTouchInstallation(caller, found) ? null : found;
   }
 }

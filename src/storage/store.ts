@@ -1,6 +1,6 @@
 import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
-import type { AppRecord, Change, FindQuery, Readers, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AppRecord, Change, Condition, FindQuery, Readers, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { PushScheduleStore } from './push-schedule-store.ts';
@@ -60,13 +60,16 @@ export interface Store {
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
   countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number>;
   classExists(appId: string, className: string): Promise<boolean>;
-  /** Locks the row (and checks `condition`), then stores what `change` returns. */
-  updateObject(ref: ObjectRef, change: Change, condition?: Where): Promise<WriteOutcome>;
-  /** Locks the row (and checks `condition`); `guard` may refuse the delete. */
+  /**
+   * Locks the row, runs `change` (which checks write rights first), then checks `condition`, and stores
+   * what `change` returned. The condition is never evaluated on a row its readers may not read.
+   */
+  updateObject(ref: ObjectRef, change: Change, condition?: Condition): Promise<WriteOutcome>;
+  /** Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. */
   deleteObject(
     ref: ObjectRef,
     guard: (current: StoredObject) => ApiError | null,
-    condition?: Where,
+    condition?: Condition,
   ): Promise<WriteOutcome>;
 
   close(): Promise<void>;

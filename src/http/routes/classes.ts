@@ -3,7 +3,7 @@ import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
 import { toWire, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { conditionOf, flag, listParams, queryOf, wantsObjectBack, type Query } from '../params.ts';
+import { conditionOf, flag, listParams, queryOf, sendsObjectBack, type Query } from '../params.ts';
 
 interface ClassParams {
   className: string;
@@ -35,7 +35,7 @@ function sendsFieldsAsStored(query: Query): boolean {
 }
 
 /** What a read that found nothing answers: 404 when the class has no objects, else {} (null inside a batch). */
-function missing(request: FastifyRequest, found: null | 'noClass'): null | Record<string, never> {
+export function missing(request: FastifyRequest, found: null | 'noClass'): null | Record<string, never> {
   if (found === 'noClass') throw new ApiError('objectNotFound', 'Class or object does not exist.');
   return request.headers[batchHeader] ? null : {};
 }
@@ -45,7 +45,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
     async create(request, reply, className) {
       const saved = await objects.create(request.ctx, className, parseWriteBody(request.body));
       reply.status(201).header('Location', `/1.1/classes/${className}/${saved.objectId}`);
-      if (wantsObjectBack(queryOf(request))) return toWire(saved);
+      if (sendsObjectBack(queryOf(request), request.ctx, saved)) return toWire(saved);
       return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
     },
 
@@ -74,7 +74,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
         parseWriteBody(request.body ?? {}),
         conditionOf(query),
       );
-      if (wantsObjectBack(query)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
+      if (sendsObjectBack(query, request.ctx, saved)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
 

@@ -4,8 +4,8 @@ import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
 import { toWire } from '../../objects/wire.ts';
 import { installationClass, type InstallationService } from '../../push/installations.ts';
 import { requireMaster } from '../context.ts';
-import { conditionOf, flag, queryOf, wantsObjectBack } from '../params.ts';
-import { genericHandlers, type ClassHandlers } from './classes.ts';
+import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
+import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
 
 interface ObjectParams {
   objectId: string;
@@ -14,7 +14,7 @@ interface ObjectParams {
 /**
  * `_Installation` handlers, shared by /1.1/installations (docs, Java SDK) and
  * /1.1/classes/_Installation (JS SDK). A create with a known installationId updates that record;
- * find and delete need the master key.
+ * find and delete need the master key; one bound to a user is that user's (src/push/installations.ts).
  */
 export function installationHandlers(options: { objects: ObjectService; installations: InstallationService }): ClassHandlers {
   const generic = genericHandlers(options.objects);
@@ -23,12 +23,17 @@ export function installationHandlers(options: { objects: ObjectService; installa
       const { created, object } = await options.installations.save(request.ctx, parseWriteBody(request.body));
       const base = className === installationClass && request.url.startsWith('/1.1/classes') ? '/1.1/classes/_Installation' : '/1.1/installations';
       reply.status(created ? 201 : 200).header('Location', `${base}/${object.objectId}`);
-      if (wantsObjectBack(queryOf(request))) return toWire(object);
+      if (sendsObjectBack(queryOf(request), request.ctx, object)) return toWire(object);
       const body: Record<string, string> = { objectId: object.objectId, createdAt: isoDate(object.createdAt) };
       if (!created) body.updatedAt = isoDate(object.updatedAt);
       return body;
     },
-    get: generic.get,
+    async get(request, _reply, _className, objectId) {
+      const found = await options.installations.get(request.ctx, objectId);
+      if (found === null || found === 'noClass') return missing(request, found);
+      const params = listParams(queryOf(request));
+      return toWire(found, { projection: params.projection, returnAcl: params.returnAcl });
+    },
     async update(request, _reply, _className, objectId) {
       const query = queryOf(request);
       const saved = await options.installations.update(
@@ -37,7 +42,7 @@ export function installationHandlers(options: { objects: ObjectService; installa
         parseWriteBody(request.body ?? {}),
         conditionOf(query),
       );
-      if (wantsObjectBack(query)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
+      if (sendsObjectBack(query, request.ctx, saved)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
     async remove(request, reply, className, objectId) {

@@ -3,7 +3,7 @@ import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire, toUserWire, updatedWire } from '../../accounts/user-fields.ts';
 import { touchesAuthData } from '../../accounts/auth-data.ts';
 import { isObject } from '../../objects/values.ts';
-import { conditionOf, flag, listParams, queryOf, wantsObjectBack } from '../params.ts';
+import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
 import type { ClassHandlers } from './classes.ts';
 
 interface UserParams {
@@ -38,7 +38,7 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
     async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const query = queryOf(request);
       const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
-      if (wantsObjectBack(query)) return toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx });
+      if (sendsObjectBack(query, request.ctx, user)) return toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx });
       // Link and unlink answer {updatedAt, objectId} (SPEC §4.1 rows 10, 11).
       return touchesAuthData(request.body) ? { ...updatedWire(user), objectId: user.objectId } : updatedWire(user);
     },

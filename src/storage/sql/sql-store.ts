@@ -6,6 +6,7 @@ import type {
   Acl,
   AppRecord,
   Change,
+  Condition,
   FindQuery,
   Readers,
   StoredJson,
@@ -229,28 +230,38 @@ export class SqlStore implements Store {
     return rows.length > 0;
   }
 
-  /** Selects the row under lock; tells a missing row from one the condition rejects. */
-  private async lockRow(trx: Kysely<any>, ref: ObjectRef, condition?: Where) {
-    if (!isPlausibleId(ref.objectId)) return { missing: 'notFound' as const };
-    const where = condition ? compileWhere(this.dialect, ref.className, condition) : sql`1=1`;
+  /** Selects the row under lock. */
+  private async lockRow(trx: Kysely<any>, ref: ObjectRef): Promise<StoredObject | null> {
+    if (!isPlausibleId(ref.objectId)) return null;
     const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
-      AND ${where} ${this.dialect.rowLock}`.execute(trx);
-    if (rows[0]) return { row: this.toObject(rows[0]) };
-    if (!condition) return { missing: 'notFound' as const };
-    const exists = await sql`SELECT 1 AS one FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
-      AND id = ${ref.objectId}`.execute(trx);
-    return { missing: exists.rows.length > 0 ? ('conditionFailed' as const) : ('notFound' as const) };
+      ${this.dialect.rowLock}`.execute(trx);
+    return rows[0] ? this.toObject(rows[0]) : null;
   }
 
-  async updateObject(ref: ObjectRef, change: Change, condition?: Where): Promise<WriteOutcome> {
+  /**
+   * Whether the locked row meets the condition. A row its readers may not read never does, and its
+   * fields are not looked at: the answer must not depend on what the condition says about them.
+   */
+  private async meets(trx: Kysely<any>, ref: ObjectRef, row: StoredObject, condition: Condition): Promise<boolean> {
+    const readers = condition.readers;
+    if (readers !== null && !readersOf(row.acl).some((principal) => readers.includes(principal))) return false;
+    const { rows } = await sql`SELECT 1 AS one FROM objects o
+      WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
+      AND ${compileWhere(this.dialect, ref.className, condition.where)}`.execute(trx);
+    return rows.length > 0;
+  }
+
+  async updateObject(ref: ObjectRef, change: Change, condition?: Condition): Promise<WriteOutcome> {
     const d = this.dialect;
     try {
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
-        const locked = await this.lockRow(trx, ref, condition);
-        if (!locked.row) return { ok: false, reason: locked.missing };
-        const next = change(locked.row);
+        const current = await this.lockRow(trx, ref);
+        if (!current) return { ok: false, reason: 'notFound' };
+        // The write rights first, the condition after: a refusal must not depend on the condition.
+        const next = change(current);
         if (next instanceof ApiError) return { ok: false, reason: 'refused', error: next };
+        if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
         const promoted = promotedColumns(next);
         await sql`UPDATE objects SET updated_at = ${next.updatedAt}, data = ${d.encodeJson(next.data)},
             acl = ${d.encodeJson(next.acl)}, readers = ${d.encodeReaders(readersOf(next.acl))},
@@ -258,7 +269,7 @@ export class SqlStore implements Store {
             installation_id = ${promoted.installation_id}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
         // A user's third-party identities follow its authData in the same transaction (unique index: 208).
-        if (ref.className === '_User' && authDataChanged(locked.row.data, next.data)) {
+        if (ref.className === '_User' && authDataChanged(current.data, next.data)) {
           await syncIdentities(trx, ref.appId, ref.objectId, next.data);
         }
         return { ok: true, object: next };
@@ -273,17 +284,18 @@ export class SqlStore implements Store {
   async deleteObject(
     ref: ObjectRef,
     guard: (current: StoredObject) => ApiError | null,
-    condition?: Where,
+    condition?: Condition,
   ): Promise<WriteOutcome> {
     return this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
-      const locked = await this.lockRow(trx, ref, condition);
-      if (!locked.row) return { ok: false, reason: locked.missing };
-      const refusal = guard(locked.row);
+      const current = await this.lockRow(trx, ref);
+      if (!current) return { ok: false, reason: 'notFound' };
+      const refusal = guard(current);
       if (refusal) return { ok: false, reason: 'refused', error: refusal };
+      if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
       await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
         AND id = ${ref.objectId}`.execute(trx);
       if (ref.className === '_User') await deleteIdentities(trx, ref.appId, ref.objectId);
-      return { ok: true, object: locked.row };
+      return { ok: true, object: current };
     });
   }
 
