@@ -4,10 +4,12 @@
 // letter Q on SQLite and a 500 on PostgreSQL). One RE2 dialect now answers the same on both stores.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import AV from 'leancloud-storage';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { openPostgresStore } from '../src/storage/postgres/open.ts';
 import { freshPostgresDatabase } from './helpers/databases.ts';
+import { initSdk } from './helpers/sdk.ts';
 import { startServer, storeKind, type TestServer } from './helpers/harness.ts';
 
 let server: TestServer;
@@ -93,6 +95,16 @@ describe('$regex: one RE2 dialect, the same matches on both stores', () => {
       assert.deepEqual(res.body.results.map((r: { n: number }) => r.n), expected);
     });
   }
+});
+
+test('the official SDK: startsWith, endsWith, contains (\\Q…\\E quoting) and matches(/…/i)', async () => {
+  initSdk(server);
+  const ns = async (query: AV.Query<AV.Queriable>) => (await query.ascending('n').find()).map((o) => (o as AV.Object).get('n'));
+  assert.deepEqual(await ns(new AV.Query('Text').startsWith('s', 'p')), [0, 3]);
+  assert.deepEqual(await ns(new AV.Query('Text').endsWith('s', 'bar')), [5, 6]);
+  assert.deepEqual(await ns(new AV.Query('Text').contains('s', 'a.b')), [10]);
+  assert.deepEqual(await ns(new AV.Query('Text').contains('s', 'back\\')), [12]);
+  assert.deepEqual(await ns(new AV.Query('Text').matches('s', /^CAF/i)), [7, 8]);
 });
 
 describe('$regex outside the dialect is refused with 400 before any row is read', () => {
