@@ -1,5 +1,6 @@
 import { RE2JS } from 're2js';
 import { fail } from '../lib/errors.ts';
+import { caseGroups } from './case-folds.ts';
 
 /**
  * Roost's one regular-expression dialect for `$regex`: RE2 syntax, linear-time matching, the
@@ -81,58 +82,20 @@ export function negate(ranges: Ranges): Ranges {
 
 // ── case folding ──────────────────────────────────────────────────────────────
 
-let orbits: Map<number, number[]> | null = null;
-
-function single(text: string): number | null {
-  const cp = text.codePointAt(0)!;
-  return text.length === String.fromCodePoint(cp).length ? cp : null;
-}
-
-/**
- * Characters equal under `i`: those with the same simple case fold (the lower case of the
- * character, or of its upper case for ſ, ς, K…), as Unicode's CaseFolding.txt. Turkish dotted
- * and dotless i fold only with themselves there, so they do here. Built once, on first use
- * (about 40 ms: blocks of 256 characters without case are skipped whole).
- */
-function caseOrbits(): Map<number, number[]> {
-  if (orbits) return orbits;
-  const byFold = new Map<number, number[]>();
-  const cased: number[] = [];
-  for (let start = 0; start < 0x20000; start += 256) {
-    if (start >= 0xd800 && start <= 0xdfff) continue;
-    const block = Array.from({ length: 256 }, (_, i) => start + i);
-    const text = String.fromCodePoint(...block);
-    if (text.toLowerCase() !== text || text.toUpperCase() !== text) cased.push(...block);
-  }
-  for (const cp of cased) {
-    if (cp === 0x130 || cp === 0x131) continue;
-    const text = String.fromCodePoint(cp);
-    let fold = single(text.toLowerCase());
-    if (fold === cp) {
-      const upper = single(text.toUpperCase());
-      if (upper !== null && upper !== cp) fold = single(String.fromCodePoint(upper).toLowerCase());
-    }
-    if (fold === null || fold === 0x130 || fold === 0x131) fold = cp;
-    const members = byFold.get(fold) ?? [fold];
-    if (!members.includes(cp)) members.push(cp);
-    byFold.set(fold, members);
-  }
-  orbits = new Map();
-  for (const members of byFold.values()) {
-    if (members.length < 2) continue;
-    for (const cp of members) orbits.set(cp, members);
-  }
-  return orbits;
+/** Each character that has case, with the characters it equals under i (src/objects/case-folds.ts). */
+const orbits = new Map<number, number[]>();
+for (const group of caseGroups.split(',')) {
+  const members = group.split(' ').map((hex) => parseInt(hex, 16));
+  for (const cp of members) orbits.set(cp, members);
 }
 
 function fold(ranges: Ranges): Ranges {
-  const table = caseOrbits();
   const out: Ranges = [...ranges];
   for (const [lo, hi] of ranges) {
-    if (hi - lo < table.size) {
-      for (let cp = lo; cp <= hi; cp++) for (const other of table.get(cp) ?? []) out.push([other, other]);
+    if (hi - lo < orbits.size) {
+      for (let cp = lo; cp <= hi; cp++) for (const other of orbits.get(cp) ?? []) out.push([other, other]);
     } else {
-      for (const [cp, members] of table) if (cp >= lo && cp <= hi) for (const other of members) out.push([other, other]);
+      for (const [cp, members] of orbits) if (cp >= lo && cp <= hi) for (const other of members) out.push([other, other]);
     }
   }
   return normalise(out);
@@ -482,7 +445,7 @@ function set(ranges: Ranges): RegexNode {
 function literal(c: string, flags: Flags): RegexNode {
   const cp = c.codePointAt(0)!;
   if (!flags.i) return set([[cp, cp]]);
-  const members = caseOrbits().get(cp) ?? [cp];
+  const members = orbits.get(cp) ?? [cp];
   return set(members.map((m) => [m, m] as [number, number]));
 }
 
