@@ -161,6 +161,46 @@ test('installations: AV.Installation saves upsert by installationId; AV.Push.sen
   assert.equal(refused.code, 403);
 });
 
+// Review of e2b2d15, finding 3 (installations belong to their user): the SDK's own flow under the rule.
+test('installations: saved with the app key, bound after login with the current user, unbound at logout', async () => {
+  await AV.User.logOut();
+  const installationId = 'e'.repeat(32);
+  const device = new AV.Installation();
+  device.set({ installationId, deviceType: 'android' });
+  await device.save();
+  const user = await newUser();
+  device.set('user', AV.User.current());
+  await device.save();
+  // Re-registering at the next start, signed in: the same record, still bound.
+  const again = new AV.Installation();
+  again.set({ installationId, deviceType: 'android' });
+  await again.save();
+  assert.equal(again.id, device.id);
+  const stored = await AV.Object.createWithoutData('_Installation', device.id as string).fetch({}, { useMasterKey: true });
+  assert.equal((stored.get('user') as AV.Object).id, user.id);
+  // Someone else on this device cannot take it over, nor bind a device to another user.
+  await AV.User.logOut();
+  await newUser();
+  const takeOver = new AV.Installation();
+  takeOver.set({ installationId, deviceType: 'android' });
+  assert.equal((await rejection(takeOver.save())).code, 403);
+  const foreign = new AV.Installation();
+  foreign.set({ installationId: 'd'.repeat(32), user: AV.Object.createWithoutData('_User', user.id as string) });
+  assert.equal((await rejection(foreign.save())).code, 403);
+  // Unbound by its user (as at logout), the device registers again for whoever signs in next.
+  await AV.User.logOut();
+  await AV.User.logIn(user.getUsername(), 'interop-password');
+  device.unset('user');
+  await device.save();
+  await AV.User.logOut();
+  const next = await newUser();
+  const rebound = new AV.Installation();
+  rebound.set({ installationId, deviceType: 'android' });
+  await rebound.save();
+  const nowBound = await AV.Object.createWithoutData('_Installation', device.id as string).fetch({}, { useMasterKey: true });
+  assert.equal((nowBound.get('user') as AV.Object).id, next.id);
+});
+
 test('after the move: an imported user logs in with the old password and the old session still works', async () => {
   await AV.User.logOut();
   const exported = exportUser(9001, { extra: { username: uniqueName('moved') } });
