@@ -5,12 +5,13 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
+import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { openPostgresStore } from '../src/storage/postgres/open.ts';
 import { freshPostgresDatabase } from './helpers/databases.ts';
 import { initSdk } from './helpers/sdk.ts';
-import { startServer, storeKind, type TestServer } from './helpers/harness.ts';
+import { startServer, storeKind, testDatabase, type TestServer } from './helpers/harness.ts';
 
 let server: TestServer;
 
@@ -180,6 +181,29 @@ describe('PostgreSQL statement timeout (the backstop behind the dialect)', () =>
     } finally {
       await store.close();
       await db.drop();
+    }
+  });
+
+  test('a request whose statement it cuts answers 503 code 124, and the node goes on serving', { skip: storeKind !== 'postgres' }, async () => {
+    const database = await testDatabase();
+    const url = database.env.DATABASE_URL;
+    const timed = await startServer({ database: { ...database, open: () => openPostgresStore({ url, poolSize: 3, statementTimeoutMs: 300 }) } });
+    const locker = new pg.Client({ connectionString: url });
+    try {
+      assert.equal((await timed.client.post('/1.1/classes/Text', { s: 'x' })).status, 201);
+      // A query waiting behind another session's lock outlives the timeout for certain.
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE objects IN ACCESS EXCLUSIVE MODE');
+      const cut = await timed.client.get('/1.1/classes/Text', { query: { where: { s: { $regex: '^x' } } } });
+      await locker.query('ROLLBACK');
+      assert.deepEqual([cut.status, cut.body], [503, { code: 124, error: 'The request took too long and was stopped.' }]);
+      const again = await timed.client.get('/1.1/classes/Text', { query: { where: { s: { $regex: '^x' } } } });
+      assert.deepEqual([again.status, again.body.results.length], [200, 1]);
+    } finally {
+      await locker.end();
+      await timed.close();
+      await database.drop();
     }
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
+import { isStatementTimeout } from '../storage/busy.ts';
 import { isStoreBusy } from '../storage/busy.ts';
 
 /** Maps framework errors (parsing, limits, media type) to the catalogue. */
@@ -30,6 +31,14 @@ export function installErrorHandling(app: FastifyInstance): void {
     const known = error instanceof ApiError ? error : fromFramework(error);
     if (known) {
       reply.status(known.status).send(known.toBody());
+      return;
+    }
+    if (isStatementTimeout(error)) {
+      // STATEMENT_TIMEOUT_MS cut the statement (its transaction rolled back whole); sent again, it
+      // would be cut again, so no Retry-After.
+      request.log.warn('statement timeout');
+      const timeout = new ApiError('queryTimeout');
+      reply.status(timeout.status).send(timeout.toBody());
       return;
     }
     if (isStoreBusy(error)) {

@@ -20,6 +20,7 @@ export const catalogue = {
   operationForbidden: { code: 119, status: 403, message: 'That operation is not allowed for clients.' },
   invalidNestedKey: { code: 121, status: 400, message: "Keys must not contain '$' or '.'." },
   invalidAcl: { code: 123, status: 400, message: 'Invalid ACL.' },
+  queryTimeout: { code: 124, status: 503, message: 'The request took too long and was stopped.' },
   invalidEmail: { code: 125, status: 400, message: 'The email address is invalid.' },
   invalidPhone: { code: 127, status: 400, message: 'The mobile phone number is invalid.' },
   duplicateValue: { code: 137, status: 400, message: 'A unique field was given a value that is already taken.' },

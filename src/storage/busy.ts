@@ -14,3 +14,8 @@ export function isStoreBusy(error: unknown): boolean {
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return true;
   return postgresStates.has(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
+
+/** PostgreSQL cancelled the statement (57014): it outlived STATEMENT_TIMEOUT_MS, or an operator cancelled it. */
+export function isStatementTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '57014';
+}
