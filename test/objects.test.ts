@@ -108,18 +108,28 @@ describe('create and read', () => {
       { b: 1, a: { 10: 'ten', 9: 'nine', z: {} }, _c: [{ 2: 'two', 1: 'one' }] },
       { text: 'é 中文 😀 "quoted" back\\slash\nnewline\ttab \u2028 \u001f </script>' },
       { owner: { __type: 'Pointer', className: '_User', objectId: 'u1' }, when: { __type: 'Date', iso: '2024-01-02T03:04:05.006Z' } },
-      { 'objectId.x': 1, 'createdAt.y': [2] },
     ];
+    const ids: string[] = [];
     for (const body of bodies) {
       const created = await server.client.post('/1.1/classes/Bytes', body);
       assert.equal(created.status, 201, created.text);
-      const path = `/1.1/classes/Bytes/${created.body.objectId}`;
+      ids.push(created.body.objectId);
+    }
+    // Server-owned keys among the stored fields: dotted writes into them are refused now (test/hostile-input.test.ts),
+    // but data written by an earlier Roost may hold them, and the server's values must win there.
+    const now = Date.now();
+    const stale = { className: 'Bytes', objectId: 'stale0server0keys0000000', createdAt: now, updatedAt: now, acl: null };
+    await server.store.insertObject(server.appId, { ...stale, data: { objectId: { x: 1 }, createdAt: { y: [2] } } });
+    ids.push(stale.objectId);
+    for (const [i, id] of ids.entries()) {
+      const body = bodies[i] ?? {};
+      const path = `/1.1/classes/Bytes/${id}`;
       const plain = await server.client.get(path);
       const parsed = await server.client.get(path, { query: { keys: '-notAField' } });
       assert.equal(plain.status, 200);
       assert.equal(plain.headers.get('content-type'), 'application/json; charset=utf-8');
       assert.equal(plain.text, parsed.text, JSON.stringify(body));
-      assert.equal(plain.body.objectId, created.body.objectId);
+      assert.equal(plain.body.objectId, id);
       assert.equal(plain.text.split('"objectId":').length - 1, 'owner' in body ? 2 : 1, plain.text);
     }
   });

@@ -1,4 +1,5 @@
 import { fail } from '../lib/errors.ts';
+import { own } from '../lib/lookup.ts';
 import type { AuthProviders, ProviderKind } from '../apps/third-party-settings.ts';
 import type { Identity } from '../storage/identity-store.ts';
 import type { Json, JsonObject } from '../objects/types.ts';
@@ -68,7 +69,7 @@ const derivedKey = /^_(.+)_unionid$/;
  * is chat platform B (any other platform names its accounts by `uid`, SPEC §2.2), else "any other".
  */
 export function platformKind(key: string, providers: AuthProviders, value?: JsonObject): PlatformKind {
-  const configured = providers[key]?.kind;
+  const configured = own(providers, key)?.kind;
   if (configured) return configured;
   if (key === 'anonymous') return 'anonymous';
   if (key === 'lc_apple' || key === 'apple') return 'apple';

@@ -4,8 +4,9 @@ import { fail } from '../lib/errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { renderTemplate, templateFor } from '../mail/templates.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
-import { isObject } from '../objects/values.ts';
+import { checkText, isObject } from '../objects/values.ts';
 import type { MailTokenInfo, MailTokenKind, MailTokenStore } from '../storage/mail-token-store.ts';
+import { isEmailAddress } from './user-fields.ts';
 
 const hour = 60 * 60 * 1000;
 
@@ -46,7 +47,6 @@ export interface FlowLogger {
   error(fields: object, message: string): void;
 }
 
-const emailPattern = /^[^\s@]+@[^\s@]+$/;
 const tokenPattern = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** The `{email}` body of requestEmailVerify and requestPasswordReset. */
@@ -54,7 +54,8 @@ export function parseEmailBody(body: unknown): string {
   if (!isObject(body)) fail('invalidJson');
   const email = body.email;
   if (email === undefined || email === null || email === '') fail('emailMissing');
-  if (typeof email !== 'string' || email.length > 320 || !emailPattern.test(email)) fail('invalidEmail');
+  if (typeof email === 'string') checkText(email);
+  if (!isEmailAddress(email)) fail('invalidEmail');
   return email;
 }
 

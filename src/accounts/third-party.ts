@@ -1,5 +1,6 @@
 import { customAlphabet } from 'nanoid';
 import { ApiError, fail } from '../lib/errors.ts';
+import { own } from '../lib/lookup.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
@@ -138,7 +139,7 @@ export class ThirdPartyAccounts {
   /** Asks each provider the application switched on; refusal 251, provider down 503. */
   private async verify(entries: AuthEntry[], settings: AppSettings): Promise<void> {
     const checks = entries.flatMap((entry) => {
-      const config = settings.authProviders[entry.key];
+      const config = own(settings.authProviders, entry.key);
       if (!config?.validate || !(providerKinds as readonly string[]).includes(entry.kind)) return [];
       return [tokenChecks[entry.kind as ProviderKind](entry.value, config, this.fetcher).then((result) => ({ entry, result }))];
     });

@@ -4,7 +4,7 @@ import type { AppSettings } from '../apps/settings.ts';
 import { parseWriteBody, type WriteBody } from '../objects/service.ts';
 import { toWire, type WireOptions } from '../objects/wire.ts';
 import type { Acl, JsonObject, StoredObject } from '../objects/types.ts';
-import { isObject } from '../objects/values.ts';
+import { checkText, isObject, textProblem } from '../objects/values.ts';
 import type { LoginField } from '../storage/account-store.ts';
 import { maxPasswordLength } from './passwords.ts';
 import { normalizePhone } from './phone.ts';
@@ -16,6 +16,19 @@ const secretKeys = ['password', 'sessionToken', 'salt', '_hashed_password', 'pas
 const verifiedKeys = ['emailVerified', 'mobilePhoneVerified'];
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 const loginFields: LoginField[] = ['username', 'email', 'mobilePhoneNumber'];
+
+/**
+ * Longest username and email, in UTF-16 code units (README "Limits"). Both are unique indexed columns:
+ * at most 3 bytes a unit keeps a row far below PostgreSQL's 2,704-byte btree limit (beyond it an insert
+ * fails), and about the hosted service's 1 KB for indexed strings. Phone numbers are E.164 (16 at most).
+ */
+export const maxUsernameLength = 256;
+export const maxEmailLength = 320;
+
+/** An address Roost stores or looks up: one '@', no spaces, at most maxEmailLength, storable text. */
+export function isEmailAddress(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= maxEmailLength && emailPattern.test(value) && textProblem(value) === null;
+}
 
 /**
  * A user record as any client may see it: no password, hash or token; authData only for the
@@ -56,6 +69,10 @@ function splitUserBody(body: unknown, master: boolean, creating: boolean): Write
       fail('operationForbidden', 'The password can only be changed through PUT /1.1/users/<objectId>/updatePassword or a password reset.');
     }
     if (key === 'password') continue;
+    const root = key.split('.')[0];
+    if (root !== key && secretKeys.includes(root)) {
+      fail('invalidKeyName', `Invalid key name '${key}': ${root} cannot be written through a dotted key.`);
+    }
     if (key === 'authData' || key.startsWith('authData.')) {
       fail('operationForbidden', 'Signing in or linking with authData is not available on this server yet.');
     }
@@ -71,8 +88,14 @@ function splitUserBody(body: unknown, master: boolean, creating: boolean): Write
 export function checkUserData(data: JsonObject): void {
   if (data.username === undefined || data.username === null) fail('usernameMissing');
   if (typeof data.username !== 'string' || data.username.trim() === '') fail('usernameBlank');
+  if (data.username.length > maxUsernameLength) {
+    fail('usernameBlank', `Invalid username, it must be a non-blank string of at most ${maxUsernameLength} characters.`);
+  }
   if (data.email !== undefined && data.email !== null) {
-    if (typeof data.email !== 'string' || !emailPattern.test(data.email)) fail('invalidEmail');
+    if (typeof data.email === 'string' && data.email.length > maxEmailLength) {
+      fail('invalidEmail', `The email address is invalid: it may be at most ${maxEmailLength} characters.`);
+    }
+    if (!isEmailAddress(data.email)) fail('invalidEmail');
   }
   if (data.mobilePhoneNumber !== undefined && data.mobilePhoneNumber !== null) {
     // Stored in E.164 form (a number without a country code is taken as +86), so every flow finds it.
@@ -129,6 +152,8 @@ export function parseLoginBody(body: unknown): LoginBody {
     if (field === 'username') fail('usernameBlank');
     throw new ApiError(field === 'email' ? 'invalidEmail' : 'invalidPhone');
   }
+  // The identifier is compared in SQL: text no store can hold is refused before it gets there.
+  checkText(value);
   if (body.password === undefined || body.password === null) fail('passwordMissing');
   if (typeof body.password !== 'string' || body.password === '') fail('passwordBlank');
   // No stored password is longer; refusing early keeps huge inputs from costing hashing time.

@@ -1,5 +1,7 @@
 import { ApiError, fail } from '../lib/errors.ts';
+import { dictionary, own, table } from '../lib/lookup.ts';
 import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
+import { checkTextDeep } from '../objects/values.ts';
 import {
   defaultSmsSettings,
   maskAuthProviders,
@@ -62,14 +64,14 @@ export const defaultSettings: AppSettings = {
 };
 
 /** Settings key → the part of a mail template it sets. */
-const templateKeys: Record<string, TemplatePart> = {
+const templateKeys = table<TemplatePart>({
   verifyEmailSubject: 'subject',
   verifyEmailText: 'text',
   verifyEmailHtml: 'html',
   passwordResetSubject: 'subject',
   passwordResetText: 'text',
   passwordResetHtml: 'html',
-};
+});
 
 const booleanKeys = [
   'verifyEmailOnSignup',
@@ -101,7 +103,8 @@ function validateVendors(value: unknown, current: VendorSettings): VendorSetting
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     invalid('vendors must be an object: { <deviceProfile>: { <vendor>: { <field>: <string> } } }.');
   }
-  const next: VendorSettings = structuredClone(current);
+  // Profiles and fields are the developer's names: kept in maps without a prototype.
+  const next: VendorSettings = dictionary(structuredClone(current));
   for (const [profile, byVendor] of Object.entries(value as Record<string, unknown>)) {
     if (!profileName.test(profile)) invalid(`vendors: "${profile}" is not a valid device profile name.`);
     if (byVendor === null) {
@@ -109,7 +112,7 @@ function validateVendors(value: unknown, current: VendorSettings): VendorSetting
       continue;
     }
     if (typeof byVendor !== 'object' || Array.isArray(byVendor)) invalid(`vendors.${profile} must be an object.`);
-    const profileEntry = (next[profile] ??= {});
+    const profileEntry = (next[profile] ??= dictionary());
     for (const [vendor, creds] of Object.entries(byVendor as Record<string, unknown>)) {
       if (!(vendorNames as readonly string[]).includes(vendor)) {
         invalid(`vendors.${profile}: unknown vendor "${vendor}" (expected one of ${vendorNames.join(', ')}).`);
@@ -119,7 +122,7 @@ function validateVendors(value: unknown, current: VendorSettings): VendorSetting
         continue;
       }
       if (typeof creds !== 'object' || Array.isArray(creds)) invalid(`vendors.${profile}.${vendor} must be an object.`);
-      const merged: VendorCredentials = { ...(profileEntry[vendor] ?? {}) };
+      const merged: VendorCredentials = dictionary(own(profileEntry, vendor));
       for (const [field, fieldValue] of Object.entries(creds as Record<string, unknown>)) {
         if (fieldValue === null) delete merged[field];
         else if (typeof fieldValue !== 'string') invalid(`vendors.${profile}.${vendor}.${field} must be a string.`);
@@ -139,6 +142,8 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     fail('invalidJson', 'Settings must be a JSON object.');
   }
+  // Settings are kept whole as JSON (jsonb on PostgreSQL): text no store can hold is refused first.
+  checkTextDeep(patch);
   const next: AppSettings = structuredClone(current);
   for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
     if ((booleanKeys as readonly string[]).includes(key)) {
@@ -155,7 +160,7 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.authProviders = validateAuthProviders(value, current.authProviders);
     } else if (key === 'sms') {
       next.sms = validateSmsSettings(value, current.sms);
-    } else if (key in templateKeys) {
+    } else if (templateKeys[key]) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);
       if (problem) invalid(`${key} ${problem}.`);
@@ -179,9 +184,9 @@ function mask(value: string): string {
 
 /** Settings as shown to operators: every credential secret masked. */
 export function publicSettings(settings: AppSettings): AppSettings {
-  const vendors: VendorSettings = {};
+  const vendors: VendorSettings = dictionary();
   for (const [profile, byVendor] of Object.entries(settings.vendors)) {
-    vendors[profile] = {};
+    vendors[profile] = dictionary();
     for (const [vendor, creds] of Object.entries(byVendor)) {
       vendors[profile][vendor] = Object.fromEntries(
         Object.entries(creds).map(([field, value]) => [

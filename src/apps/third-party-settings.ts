@@ -1,4 +1,5 @@
 import { fail } from '../lib/errors.ts';
+import { dictionary, own } from '../lib/lookup.ts';
 
 /** Platform kinds of SPEC §2.2 whose tokens Roost can check with the provider. */
 export const providerKinds = ['weibo', 'qq', 'weixin', 'apple', 'taptap'] as const;
@@ -66,7 +67,8 @@ function checkUrl(value: string, what: string): void {
 /** Merges a change of authProviders: per key, field by field; null removes a key or a field. */
 export function validateAuthProviders(value: unknown, current: AuthProviders): AuthProviders {
   if (!isRecord(value)) invalid('authProviders must be an object: { <platform key>: { validate, baseUrl, … } }.');
-  const next: AuthProviders = structuredClone(current);
+  // Platform keys and fields are the developer's names: kept in maps without a prototype.
+  const next: AuthProviders = dictionary(structuredClone(current));
   for (const [key, change] of Object.entries(value)) {
     if (!platformKey.test(key)) invalid(`authProviders: "${key}" is not a valid platform key.`);
     if (change === null) {
@@ -74,7 +76,7 @@ export function validateAuthProviders(value: unknown, current: AuthProviders): A
       continue;
     }
     if (!isRecord(change)) invalid(`authProviders.${key} must be an object.`);
-    const merged: Record<string, unknown> = { ...(next[key] ?? {}) };
+    const merged: Record<string, unknown> = dictionary(own(next, key) as Record<string, unknown> | undefined);
     for (const [field, fieldValue] of Object.entries(change)) {
       const where = `authProviders.${key}.${field}`;
       if (fieldValue === null) delete merged[field];
@@ -105,7 +107,7 @@ export function validateSmsSettings(value: unknown, current: SmsSettings): SmsSe
   const next: SmsSettings = { ...defaultSmsSettings, ...current };
   for (const [field, fieldValue] of Object.entries(value)) {
     const where = `sms.${field}`;
-    if (!(field in defaultSmsSettings)) fail('invalidKeyName', `Unknown setting "${where}".`);
+    if (!Object.hasOwn(defaultSmsSettings, field)) fail('invalidKeyName', `Unknown setting "${where}".`);
     if (fieldValue === null) {
       (next as unknown as Record<string, unknown>)[field] = defaultSmsSettings[field as keyof SmsSettings];
       continue;

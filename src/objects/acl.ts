@@ -1,4 +1,5 @@
 import { ApiError } from '../lib/errors.ts';
+import { dictionary } from '../lib/lookup.ts';
 import type { Acl, Condition, Readers, Where } from './types.ts';
 import { isObject } from './values.ts';
 
@@ -14,7 +15,8 @@ const principalPattern = /^(\*|[A-Za-z0-9_-]{1,64}|role:[A-Za-z0-9_ -]{1,128})$/
 /** Validates an ACL from a request; false permissions are dropped, as only true grants anything. */
 export function parseAcl(value: unknown): Acl | ApiError {
   if (!isObject(value)) return new ApiError('invalidAcl', 'Invalid ACL: it must be an object.');
-  const acl: Acl = {};
+  // Principals are request text (an imported line may even say '__proto__'): a map without a prototype.
+  const acl: Acl = dictionary();
   for (const [principal, permission] of Object.entries(value)) {
     if (!principalPattern.test(principal)) return new ApiError('invalidAcl', `Invalid ACL key '${principal}'.`);
     if (!isObject(permission)) return new ApiError('invalidAcl', `Invalid ACL permission for '${principal}'.`);

@@ -1,6 +1,7 @@
 import { ApiError, fail } from '../lib/errors.ts';
+import { own } from '../lib/lookup.ts';
 import type { Json, JsonObject } from './types.ts';
-import { checkJson, deepEqual, fieldPath, isObject } from './values.ts';
+import { checkJson, deepEqual, isObject, writePath } from './values.ts';
 
 export type Operation =
   | { kind: 'set'; path: string[]; value: Json }
@@ -8,6 +9,9 @@ export type Operation =
   | { kind: 'increment'; path: string[]; amount: number }
   | { kind: 'add' | 'addUnique' | 'remove'; path: string[]; objects: Json[] }
   | { kind: 'bitAnd' | 'bitOr' | 'bitXor'; path: string[]; value: number };
+
+/** Why an arithmetic result is refused (README "Limits"): JSON has no Infinity, and past 2^53 counting stops being exact. */
+const outOfRange = `cannot be stored (numbers must be finite, and whole numbers within ±${Number.MAX_SAFE_INTEGER} to count exactly)`;
 
 function finiteNumber(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) fail('incorrectType', `${what} must be a number.`);
@@ -45,7 +49,7 @@ function parseOperation(path: string[], spec: Record<string, unknown>): Operatio
 /** Reads a write body's fields (except those the caller has taken out) as operations. */
 export function parseOperations(fields: Record<string, unknown>): Operation[] {
   return Object.entries(fields).map(([key, value]) => {
-    const path = fieldPath(key);
+    const path = writePath(key);
     if (isObject(value) && '__op' in value) return parseOperation(path, value);
     return { kind: 'set', path, value: checkJson(value) };
   });
@@ -54,7 +58,8 @@ export function parseOperations(fields: Record<string, unknown>): Operation[] {
 function parentOf(data: JsonObject, path: string[], create: boolean): JsonObject | null {
   let node: JsonObject = data;
   for (const segment of path.slice(0, -1)) {
-    const next = node[segment];
+    // Own fields only: a field named 'constructor' or 'toString' that is not there is not there.
+    const next = own(node, segment);
     if (isObject(next)) {
       node = next as JsonObject;
     } else if (create && (next === undefined || next === null)) {
@@ -82,18 +87,26 @@ export function applyOperations(current: JsonObject, operations: Operation[]): J
         continue;
       }
       const parent = parentOf(data, op.path, true) as JsonObject;
-      const existing = parent[field];
+      const existing = own(parent, field);
       const name = op.path.join('.');
       switch (op.kind) {
         case 'set':
           parent[field] = op.value;
           break;
-        case 'increment':
+        case 'increment': {
           if (existing !== undefined && existing !== null && typeof existing !== 'number') {
             return new ApiError('incorrectType', `Cannot increment '${name}': it is not a number.`);
           }
-          parent[field] = ((existing as number | null) ?? 0) + op.amount;
+          const base = (existing as number | null) ?? 0;
+          const sum = base + op.amount;
+          // JSON has no Infinity (it was stored as null), and a whole-number counter past 2^53 stops counting exactly.
+          const wholeNumbers = Number.isSafeInteger(base) && Number.isSafeInteger(op.amount);
+          if (!Number.isFinite(sum) || (wholeNumbers && !Number.isSafeInteger(sum))) {
+            return new ApiError('incorrectType', `Cannot increment '${name}': the result ${outOfRange}.`);
+          }
+          parent[field] = sum;
           break;
+        }
         case 'bitAnd':
         case 'bitOr':
         case 'bitXor': {
@@ -103,7 +116,11 @@ export function applyOperations(current: JsonObject, operations: Operation[]): J
           const base = BigInt((existing as number | null) ?? 0);
           const operand = BigInt(op.value);
           const result = op.kind === 'bitAnd' ? base & operand : op.kind === 'bitOr' ? base | operand : base ^ operand;
-          parent[field] = Number(BigInt.asIntN(64, result));
+          const value = Number(BigInt.asIntN(64, result));
+          if (!Number.isSafeInteger(value)) {
+            return new ApiError('incorrectType', `Cannot apply ${op.kind} to '${name}': the result ${outOfRange}.`);
+          }
+          parent[field] = value;
           break;
         }
         default: {

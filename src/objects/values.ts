@@ -8,6 +8,8 @@ const topLevelField = /^(?!__)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export const builtInClasses = new Set(['_User', '_Installation', '_Role']);
 /** Fields the server owns: silently dropped from write bodies (SDKs send them back). */
 export const serverFields = new Set(['objectId', 'createdAt', 'updatedAt']);
+/** Fields no dotted key may write into: the server's own, and the ACL (written whole, as `ACL`). */
+const reservedRoots = new Set([...serverFields, 'ACL']);
 
 /** Ids the server could have issued or imported; anything else cannot name a stored object. */
 const plausibleId = /^[A-Za-z0-9_-]{1,64}$/;
@@ -31,6 +33,15 @@ export function fieldPath(key: string): string[] {
   const path = key.split('.');
   if (!topLevelField.test(path[0]) || !path.slice(1).every((segment) => fieldSegment.test(segment))) {
     fail('invalidKeyName', `Invalid key name '${key}'.`);
+  }
+  return path;
+}
+
+/** fieldPath of a key a write sets: a dotted key may not reach into objectId, createdAt, updatedAt or ACL. */
+export function writePath(key: string): string[] {
+  const path = fieldPath(key);
+  if (path.length > 1 && reservedRoots.has(path[0])) {
+    fail('invalidKeyName', `Invalid key name '${key}': ${path[0]} cannot be written through a dotted key.`);
   }
   return path;
 }
@@ -79,24 +90,52 @@ function typed(value: Record<string, unknown>): JsonObject {
   }
 }
 
-/**
- * Validates a value to be stored: typed values are normalised, nested keys may not hold
- * '$' or '.', and anything JSON cannot carry is refused.
- */
 /** Nesting deeper than this is refused (as MongoDB-backed services do); SQLite's JSON stops at 1000. */
 export const maxDepth = 100;
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * The one rule for text the stores keep or compare: PostgreSQL cannot hold U+0000 in text or jsonb,
+ * and a lone UTF-16 surrogate has no UTF-8 form (jsonb refuses it; a text parameter silently turns it
+ * into U+FFFD). Every store refuses both alike, in values, keys and the strings a lookup compares.
+ */
+export function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'Strings may not contain the NUL character.';
+  if (loneSurrogate.test(text)) return 'Strings must be valid Unicode (a lone surrogate was found).';
+  return null;
+}
+
+/** Refuses text that textProblem names (code 111). */
+export function checkText(text: string): string {
+  const problem = textProblem(text);
+  if (problem) fail('incorrectType', problem);
+  return text;
+}
+
+/**
+ * Every string and key anywhere in `value` passes textProblem (for JSON kept whole, like settings);
+ * the first that does not is refused with code 111.
+ */
+export function checkTextDeep(value: unknown, depth = 0): void {
+  if (depth > maxDepth) fail('incorrectType', `Values may nest at most ${maxDepth} levels deep.`);
+  if (typeof value === 'string') checkText(value);
+  else if (Array.isArray(value)) for (const item of value) checkTextDeep(item, depth + 1);
+  else if (isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      checkText(key);
+      checkTextDeep(item, depth + 1);
+    }
+  }
+}
+
+/**
+ * Validates a value to be stored: typed values are normalised, nested keys may not hold
+ * '$' or '.', and anything JSON cannot carry is refused.
+ */
 export function checkJson(value: unknown, allowTyped = true, depth = 0): Json {
   if (depth > maxDepth) fail('incorrectType', `Values may nest at most ${maxDepth} levels deep.`);
-  if (typeof value === 'string') {
-    // PostgreSQL cannot store U+0000 in text or jsonb; refuse it on every store alike.
-    if (value.includes('\u0000')) fail('incorrectType', 'Strings may not contain the NUL character.');
-    // A lone surrogate has no UTF-8 form: PostgreSQL's jsonb refuses it, so every store refuses it here.
-    if (loneSurrogate.test(value)) fail('incorrectType', 'Strings must be valid Unicode (a lone surrogate was found).');
-    return value;
-  }
+  if (typeof value === 'string') return checkText(value);
   if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) fail('incorrectType', 'Numbers must be finite.');
@@ -108,8 +147,9 @@ export function checkJson(value: unknown, allowTyped = true, depth = 0): Json {
     if ('__op' in value) fail('incorrectType', 'Operations (__op) are allowed only on top-level keys.');
     const out: JsonObject = {};
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('$') || key.includes('.') || key.includes('\u0000') || loneSurrogate.test(key)) {
-        fail('invalidNestedKey', `Invalid nested key '${key.replace('\u0000', '\\0')}'.`);
+      // '__proto__' would replace the object's prototype instead of becoming a key (the body parser refuses it too).
+      if (key.includes('$') || key.includes('.') || key === '__proto__' || textProblem(key) !== null) {
+        fail('invalidNestedKey', `Invalid nested key '${key}'.`);
       }
       out[key] = checkJson(item, true, depth + 1);
     }

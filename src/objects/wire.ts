@@ -1,4 +1,5 @@
 import { isoDate } from '../lib/clock.ts';
+import { own } from '../lib/lookup.ts';
 import type { JsonObject, StoredJson, StoredObject } from './types.ts';
 import type { Projection } from './query.ts';
 import { isObject } from './values.ts';
@@ -8,23 +9,28 @@ export interface WireOptions {
   returnAcl?: boolean;
 }
 
+// `keys` names come from the request: only a field the object holds itself is picked or followed.
 function pick(source: JsonObject, path: string[], into: JsonObject): void {
   const [head, ...rest] = path;
-  if (!(head in source)) return;
+  if (!Object.hasOwn(source, head)) return;
   if (rest.length === 0) {
     into[head] = source[head];
     return;
   }
   const child = source[head];
   if (!isObject(child)) return;
-  const target = (isObject(into[head]) ? into[head] : (into[head] = {})) as JsonObject;
+  const have = own(into, head);
+  const target = (isObject(have) ? have : (into[head] = {})) as JsonObject;
   pick(child as JsonObject, rest, target);
 }
 
 function drop(data: JsonObject, path: string[]): void {
   const [head, ...rest] = path;
   if (rest.length === 0) delete data[head];
-  else if (isObject(data[head])) drop(data[head] as JsonObject, rest);
+  else {
+    const child = own(data, head);
+    if (isObject(child)) drop(child as JsonObject, rest);
+  }
 }
 
 function project(data: JsonObject, projection: Projection): JsonObject {

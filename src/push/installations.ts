@@ -1,4 +1,5 @@
 import { ApiError, fail } from '../lib/errors.ts';
+import { table } from '../lib/lookup.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
 import type { ObjectService, WriteBody } from '../objects/service.ts';
@@ -16,7 +17,7 @@ const installationIdPattern = /^[\x21-\x7e]{1,256}$/;
 type FieldRule = (value: Json) => void;
 
 /** Fields of the reference §4.1 whose values Roost relies on; anything else is free. */
-const rules: Record<string, FieldRule> = {
+const rules = table<FieldRule>({
   installationId(value) {
     if (typeof value !== 'string' || !installationIdPattern.test(value)) {
       fail('incorrectType', 'installationId must be a string of 1 to 256 visible ASCII characters.');
@@ -46,7 +47,7 @@ const rules: Record<string, FieldRule> = {
   deviceType(value) {
     if (typeof value !== 'string') fail('incorrectType', 'deviceType must be a string such as "android" or "ios".');
   },
-};
+});
 
 /** Refuses operations that would leave a checked field with a value Roost cannot use. */
 export function checkInstallationOperations(operations: Operation[]): void {

@@ -3,6 +3,7 @@ import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
 import { toWire, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
+import { own } from '../../lib/lookup.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack, type Query } from '../params.ts';
 
 interface ClassParams {
@@ -104,7 +105,7 @@ export function registerClassRoutes(
   app: FastifyInstance,
   options: { generic: ClassHandlers; builtIn: Record<string, ClassHandlers> },
 ): void {
-  const handlersFor = (className: string) => options.builtIn[className] ?? options.generic;
+  const handlersFor = (className: string) => own(options.builtIn, className) ?? options.generic;
 
   app.post<{ Params: ClassParams }>('/1.1/classes/:className', (request, reply) =>
     handlersFor(request.params.className).create(request, reply, request.params.className),

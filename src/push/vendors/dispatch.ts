@@ -5,6 +5,7 @@
  */
 import type { AppSettings } from '../../apps/settings.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { own } from '../../lib/lookup.ts';
 import { buildPushMessage, packageNameProblem } from './mapping.ts';
 import { nextQuotaDay, type QuotaPauses } from './pauses.ts';
 import { protocols } from './protocols.ts';
@@ -74,7 +75,8 @@ export function createVendorDispatch(options: VendorDispatchOptions): VendorDisp
       if (!settings.mixedPush || !settings.commercial) {
         return allResults(devices, 'failed', 'mixed push is off for this application (it needs commercial and mixedPush on)');
       }
-      const credentials = settings.vendors[deviceProfile]?.[vendor];
+      // deviceProfile is whatever the device saved: read only the application's own profiles.
+      const credentials = own(own(settings.vendors, deviceProfile), vendor);
       if (!credentials) {
         return allResults(
           devices,

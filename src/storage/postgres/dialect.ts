@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { table } from '../../lib/lookup.ts';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
@@ -9,14 +10,14 @@ function field(path: string[]): Sql {
   return sql`(o.data #> ${sql.val(path)}::text[])`;
 }
 
-const uniqueIndexes: Record<string, UniqueField> = {
+const uniqueIndexes = table<UniqueField>({
   objects_pkey: 'objectId',
   objects_username_key: 'username',
   objects_email_key: 'email',
   objects_mobile_phone_key: 'mobilePhoneNumber',
   objects_installation_id_key: 'installationId',
   auth_identities_pkey: 'authData',
-};
+});
 
 export const postgresDialect: SqlDialect = {
   kind: 'postgres',

@@ -1,13 +1,14 @@
 import { sql } from 'kysely';
 import type { Json, OrderKey, Where } from '../../objects/types.ts';
+import { table } from '../../lib/lookup.ts';
 import type { Comparison, Sql, SqlDialect } from './dialect.ts';
 
-/** Fields kept in real columns; comparisons on them use the column (and its index). */
-const timeColumns: Record<string, string> = { createdAt: 'created_at', updatedAt: 'updated_at' };
-const stringColumns: Record<string, Record<string, string>> = {
-  _User: { username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' },
-  _Installation: { installationId: 'installation_id' },
-};
+/** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
+const timeColumns = table({ createdAt: 'created_at', updatedAt: 'updated_at' });
+const stringColumns = table({
+  _User: table({ username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' }),
+  _Installation: table({ installationId: 'installation_id' }),
+});
 
 const operators: Record<Comparison, Sql> = {
   lt: sql.raw('<'),
@@ -20,7 +21,8 @@ function columnFor(className: string, path: string[]): { column: Sql; kind: 'tim
   if (path.length !== 1) return null;
   const [field] = path;
   if (field === 'objectId') return { column: sql.ref('o.id'), kind: 'string' };
-  if (timeColumns[field]) return { column: sql.ref(`o.${timeColumns[field]}`), kind: 'time' };
+  const time = timeColumns[field];
+  if (time) return { column: sql.ref(`o.${time}`), kind: 'time' };
   const promoted = stringColumns[className]?.[field];
   return promoted ? { column: sql.ref(`o.${promoted}`), kind: 'string' } : null;
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { table } from '../../lib/lookup.ts';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
@@ -44,14 +45,14 @@ export function readerNeedle(principal: string): string {
   return JSON.stringify(principal);
 }
 
-const uniqueIndexes: Record<string, UniqueField> = {
+const uniqueIndexes = table<UniqueField>({
   'objects.app_id, objects.class_name, objects.id': 'objectId',
   'objects.app_id, objects.username': 'username',
   'objects.app_id, objects.email': 'email',
   'objects.app_id, objects.mobile_phone': 'mobilePhoneNumber',
   'objects.app_id, objects.installation_id': 'installationId',
   'auth_identities.app_id, auth_identities.platform, auth_identities.uid': 'authData',
-};
+});
 
 export const sqliteDialect: SqlDialect = {
   kind: 'sqlite',
