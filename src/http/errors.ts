@@ -1,7 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
-import { isStatementTimeout } from '../storage/busy.ts';
-import { isStoreBusy } from '../storage/busy.ts';
+import { isStatementTimeout, storeFault, type StoreFault } from '../storage/busy.ts';
+
+/** The one mapping of "the store cannot do it now" (src/storage/busy.ts) to 503 `unavailable`. */
+const faultMessages: Record<StoreFault, string> = {
+  busy: 'The database is busy. Try again in a moment.',
+  unreachable: 'The database is unavailable. Try again in a moment.',
+};
 
 /** Maps framework errors (parsing, limits, media type) to the catalogue. */
 function fromFramework(error: FastifyError): ApiError | null {
@@ -41,11 +46,13 @@ export function installErrorHandling(app: FastifyInstance): void {
       reply.status(timeout.status).send(timeout.toBody());
       return;
     }
-    if (isStoreBusy(error)) {
-      // Nothing was written (the statement or its transaction failed whole): the client may retry.
-      request.log.warn({ code: (error as { code?: string }).code }, 'database busy');
-      const busy = new ApiError('unavailable', 'The database is busy. Try again in a moment.');
-      reply.status(busy.status).header('retry-after', '1').send(busy.toBody());
+    const fault = storeFault(error);
+    if (fault) {
+      // The statement or its transaction failed whole (a commit whose answer was lost is the one
+      // exception any database has): the client may retry.
+      request.log.warn({ code: (error as { code?: string }).code }, fault === 'busy' ? 'database busy' : 'database unreachable');
+      const unavailable = new ApiError('unavailable', faultMessages[fault]);
+      reply.status(unavailable.status).header('retry-after', '1').send(unavailable.toBody());
       return;
     }
     request.log.error({ err: error }, 'unexpected error');

@@ -102,18 +102,22 @@ export class FanoutWorker {
   }
 
   private async loop(): Promise<void> {
+    let failures = 0;
     while (!this.stopped) {
       let worked = false;
       try {
         worked = await this.step();
         if (!worked) await this.store.closeFinished(this.clock.now());
         await this.maybePrune();
+        failures = 0;
       } catch (error) {
-        this.logger.error({ err: error }, 'push fan-out: pass failed');
+        // The database may be away (restart, fail-over): keep trying, less often, until it is back.
+        if (failures++ === 0 || failures % 10 === 0) this.logger.error({ err: error, failures }, 'push fan-out: pass failed');
       }
       if (!worked && !this.stopped) {
+        const wait = failures === 0 ? this.pollMs : Math.min(this.pollMs * 2 ** Math.min(failures, 5), 5000);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.pollMs);
+          const timer = setTimeout(resolve, wait);
           this.wakeUp = () => {
             clearTimeout(timer);
             resolve();

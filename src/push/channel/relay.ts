@@ -33,9 +33,10 @@ export class RedisRelay implements Relay {
 
   constructor(options: { url: string; hub: ChannelHub; logger: Logger; channel?: string }) {
     this.channel = options.channel ?? 'roost:push:channel';
-    const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 3 };
-    this.pub = new Redis(options.url, redisOptions);
-    this.sub = new Redis(options.url, redisOptions);
+    // A publish fails after a few retries (the page is delivered again when its lease ends); the
+    // subscription waits for Redis however long it is away, and ioredis renews it on every reconnect.
+    this.pub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.sub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: null });
     for (const client of [this.pub, this.sub]) {
       client.on('error', (error) => options.logger.warn({ err: error.message }, 'push relay: redis error'));
     }
