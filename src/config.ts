@@ -100,7 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: text(env, 'METRICS_TOKEN'),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',
-    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ...timeouts(env),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     appCacheMs: integer(env, 'APP_CACHE_MS', 1000, 0, 3_600_000),

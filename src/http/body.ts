@@ -5,11 +5,13 @@ import { ApiError } from '../lib/errors.ts';
 import { checkJsonShape, type JsonLimits } from '../lib/json-limits.ts';
 
 /**
- * What a JSON body may hold besides its size (BODY_LIMIT_BYTES). Far above what apps send (the hosted
- * service allowed 300 fields a class; a batch of 500 objects of 50 fields is 25,000 values), low enough
- * that the most expensive legal body keeps the event loop busy for tens of milliseconds, not seconds.
+ * What a JSON body may hold besides its size (BODY_LIMIT_BYTES, 1 MiB). Above what apps send (the hosted
+ * service allowed 300 fields a class; a batch of 500 objects of 40 fields is 42,000 keys and values), low
+ * enough that each legal body, whatever its shape, costs tens of milliseconds of the event loop, not
+ * seconds: objects with many keys and objects or arrays by the thousand cost most per byte
+ * (bench/RESULTS.md "hardening").
  */
-export const bodyLimits: JsonLimits = { maxDepth: 128, maxKeys: 10_000, maxValues: 100_000 };
+export const bodyLimits: JsonLimits = { maxDepth: 128, maxKeys: 1000, maxValues: 50_000, maxContainers: 10_000 };
 
 /** Bodies above this are scanned, parsed and handled in turns of their own, so other requests get in between. */
 const yieldAbove = 64 * 1024;
@@ -21,7 +23,9 @@ function breachError(breach: ReturnType<typeof checkJsonShape> & object): ApiErr
     case 'keys':
       return new ApiError('invalidJson', `A JSON object may hold at most ${breach.max} keys.`);
     case 'values':
-      return new ApiError('payloadTooLarge', `A JSON body may hold at most ${breach.max} values.`);
+      return new ApiError('payloadTooLarge', `A JSON body may hold at most ${breach.max} keys and values.`);
+    case 'containers':
+      return new ApiError('payloadTooLarge', `A JSON body may hold at most ${breach.max} objects and arrays.`);
   }
 }
 

@@ -1,19 +1,21 @@
 /**
- * Limits on the shape of a JSON text, checked by one pass over the text BEFORE it is parsed: a body
+ * Limits on the shape of a JSON text, checked by one pass over the text BEFORE it is parsed: a text
  * beyond them is refused without building a single object. What a body costs the event loop (parse,
  * validation, serialisation, the SQLite write) grows with its values more than with its bytes: 1 MiB
- * of `{},{},…` took ~600 ms, 1 MiB of one string ~25 ms (bench/RESULTS.md "hardening").
+ * of `{},{},…` took ~600 ms, 1 MiB of one string ~20 ms.
  */
 export interface JsonLimits {
   /** Deepest nesting of objects and arrays (the top-level object is 1). */
   maxDepth: number;
   /** Most keys in one object. */
   maxKeys: number;
-  /** Most values in the whole text: objects, arrays, strings, numbers, booleans and nulls (keys not counted). */
+  /** Most keys and values in the whole text, together: objects, arrays, strings, numbers, booleans, nulls and keys. */
   maxValues: number;
+  /** Most objects and arrays in the whole text: each costs several times a scalar to build, check and store. */
+  maxContainers: number;
 }
 
-export type JsonLimitBreach = { limit: 'depth' | 'keys' | 'values'; max: number };
+export type JsonLimitBreach = { limit: 'depth' | 'keys' | 'values' | 'containers'; max: number };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -38,6 +40,7 @@ export function checkJsonShape(text: string, limits: JsonLimits): JsonLimitBreac
   // Per open container: -1 for an array, else the keys counted so far in that object.
   const keys: number[] = [];
   let values = 0;
+  let containers = 0;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
@@ -50,10 +53,12 @@ export function checkJsonShape(text: string, limits: JsonLimits): JsonLimitBreac
       while (next < length && text.charCodeAt(next) <= 0x20) next++;
       if (text.charCodeAt(next) === 0x3a && keys.length > 0 && keys[keys.length - 1] >= 0) {
         if (++keys[keys.length - 1] > limits.maxKeys) return { limit: 'keys', max: limits.maxKeys };
+        if (++values > limits.maxValues) return { limit: 'values', max: limits.maxValues };
         i = next;
       } else if (++values > limits.maxValues) return { limit: 'values', max: limits.maxValues };
     } else if (c === 0x7b || c === 0x5b) {
       if (++values > limits.maxValues) return { limit: 'values', max: limits.maxValues };
+      if (++containers > limits.maxContainers) return { limit: 'containers', max: limits.maxContainers };
       keys.push(c === 0x7b ? 0 : -1);
       if (keys.length > limits.maxDepth) return { limit: 'depth', max: limits.maxDepth };
     } else if (c === 0x7d || c === 0x5d) {
