@@ -91,6 +91,8 @@ test('Object.prototype names as class names, keys, ids, settings and batch paths
         body: (b: any) => assert.deepEqual(b.results.map((r: any) => r.n), [1]),
       },
       { name: 'batch path', method: 'POST', path: '/1.1/batch', send: { requests: [{ method: 'GET', path: `/1.1/classes/${name}` }] }, status: 200, body: (b: any) => assert.equal(b[0].success.results[0].n, 1) },
+      { name: 'batch method', method: 'POST', path: '/1.1/batch', send: { requests: [{ method: name, path: '/1.1/classes/Hostile' }] }, status: 400, body: { code: 107, error: 'requests[0]: method must be GET, POST, PUT or DELETE.' } },
+      { name: 'batch write to the class', method: 'POST', path: '/1.1/batch', send: { requests: [{ method: 'PUT', path: `/1.1/classes/${name}/nothing`, body: { [name]: 2 } }] }, status: 200, body: [{ error: { code: 1, error: `Could not find object by id 'nothing' for class '${name}'.` } }] },
       { name: 'Increment of an absent key', method: 'PUT', path: objectPath, send: { [name]: { __op: 'Increment' } }, status: 200 },
       { name: 'Add to an absent nested key', method: 'PUT', path: objectPath, send: { [`nested.${name}`]: { __op: 'Add', objects: [name] } }, status: 200 },
       { name: 'keys= projection', method: 'GET', path: objectPath, query: { keys: name }, status: 200, body: (b: any) => assert.deepEqual(Object.keys(b).sort(), [name, 'createdAt', 'objectId', 'updatedAt'].sort()) },
