@@ -1,10 +1,8 @@
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { systemClock } from './lib/clock.ts';
-import { ApiError } from './lib/errors.ts';
-import { openStore } from './storage/open.ts';
+import { isEntryPoint } from './lib/entry-point.ts';
+import { openStoreAtStart, reportStartFailure, StartError } from './startup.ts';
 import { AppRegistry } from './apps/registry.ts';
 import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
@@ -34,7 +32,7 @@ function settingValue(raw: string): unknown {
 
 async function withRegistry<T>(work: (registry: AppRegistry) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config);
+  const store = await openStoreAtStart(config);
   try {
     return await work(new AppRegistry({ store, clock: systemClock, cacheMs: 0 }));
   } finally {
@@ -127,20 +125,15 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`roost: ${(error as Error).message}\n\n${usage}\n`);
       return 2;
     }
-    if (error instanceof ConfigError) {
-      process.stderr.write(`roost: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof ApiError) {
-      process.stderr.write(`roost: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    if (error instanceof ConfigError || error instanceof StartError) return reportStartFailure(error);
+    // Operators get one line, never a stack trace.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`roost: ${message.split('\n')[0]}\n`);
+    return 1;
   }
 }
 
-const isEntry = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
-if (isEntry) {
+if (isEntryPoint(import.meta.url)) {
   runCli(process.argv.slice(2)).then((code) => {
     if (code >= 0) process.exit(code);
   });

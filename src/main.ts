@@ -1,27 +1,20 @@
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { systemClock } from './lib/clock.ts';
-import { openStore } from './storage/open.ts';
+import { isEntryPoint } from './lib/entry-point.ts';
+import { checkRedis, listenAtStart, openStoreAtStart, reportStartFailure } from './startup.ts';
 import { buildServer } from './server.ts';
 
 /** Starts one Roost node: config → storage → HTTP server. */
 export async function serve(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`roost: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  const store = await openStore(config);
+  const store = await openStoreAtStart(config);
+  if (config.redisUrl) await checkRedis(config.redisUrl);
   if (!config.secret) config.secret = await store.serverSecret();
   const { app, services } = await buildServer({ config, store, clock: systemClock, logger });
+  // Listening comes before the first application: a port in use stops the node before it prints keys.
+  const url = await listenAtStart(app, config);
 
   const created = await services.registry.ensureDefault();
   if (created) {
@@ -44,16 +37,11 @@ export async function serve(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  const url = await app.listen({ host: config.host, port: config.port });
   // Fan-out workers run in every node; app.close() stops them (an onClose hook of buildServer).
   services.push.start();
   logger.info({ store: store.kind, url }, 'roost is listening');
 }
 
-const isEntry = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
-if (isEntry) {
-  serve().catch((error) => {
-    console.error('roost: failed to start:', error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+if (isEntryPoint(import.meta.url)) {
+  serve().catch((error) => process.exit(reportStartFailure(error)));
 }

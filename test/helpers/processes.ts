@@ -10,9 +10,12 @@ export interface RoostProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Runs `src/main.ts` as a separate Roost process and waits until it listens; `nodeArgs` go to node (e.g. --cpu-prof). */
-export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = []): Promise<RoostProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+/**
+ * Runs `src/main.ts` (or `script`) as a separate Roost process and waits until it listens; `nodeArgs`
+ * go to node (e.g. --cpu-prof).
+ */
+export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [], script = 'src/main.ts'): Promise<RoostProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -9,7 +9,7 @@ type Kind = 'sqlite' | 'postgres';
 
 /**
  * Schema changes, in order, each a list of statements per database. Never edit a landed
- * migration: add the next one. Applied at start under the migrator's lock, so several
+ * migration: add the next one. Applied at start under a lock (underMigrationLock), so several
  * nodes starting at once apply each exactly once.
  */
 const steps: Array<{ name: string; statements: Record<Kind, string[]> }> = [
@@ -100,11 +100,59 @@ export function migrationsFor(kind: Kind): MigrationProvider {
 }
 
 export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
-  // Steps written on parallel branches may land out of name order; each still runs exactly once.
-  const migrator = new Migrator({ db, provider: migrationsFor(kind), allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`);
+  await db.connection().execute((connection) =>
+    underMigrationLock(connection, kind, async () => {
+      // Steps written on parallel branches may land out of name order; each still runs exactly once.
+      const migrator = new Migrator({ db: connection, provider: migrationsFor(kind), allowUnorderedMigrations: true });
+      const { error, results } = await migrator.migrateToLatest();
+      const failed = results?.find((r) => r.status === 'Error');
+      if (error || failed) {
+        throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
+      }
+    }),
+  );
+}
+
+/** "roostmig": the advisory lock only migrations take. */
+const postgresLockKey = '8245931984403917159';
+/** How long a process waits for another one's migrations before giving up. */
+const lockWaitMs = 10 * 60_000;
+
+/**
+ * Servers and CLI commands starting together on one database migrate one at a time: the whole run,
+ * the migrator's own bookkeeping tables included, happens on one connection that holds the lock.
+ * kysely's migrator locks nothing across SQLite processes, and on PostgreSQL only after creating
+ * its tables. PostgreSQL: a session advisory lock (the server frees it if the process dies).
+ * SQLite: one write transaction (BEGIN IMMEDIATE) around the run, which also leaves nothing
+ * half-applied when a step fails.
+ */
+async function underMigrationLock(connection: Kysely<any>, kind: Kind, work: () => Promise<void>): Promise<void> {
+  if (kind === 'postgres') {
+    await sql`SELECT pg_advisory_lock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection);
+    try {
+      await work();
+    } finally {
+      // A lost connection took the lock with it.
+      await sql`SELECT pg_advisory_unlock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection).catch(() => undefined);
+    }
+    return;
   }
+  const deadline = Date.now() + lockWaitMs;
+  for (;;) {
+    try {
+      await sql`BEGIN IMMEDIATE`.execute(connection);
+      break;
+    } catch (error) {
+      // busy_timeout ran out while another process migrates a big database: keep waiting.
+      const busy = String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() > deadline) throw error;
+    }
+  }
+  try {
+    await work();
+  } catch (error) {
+    await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+    throw error;
+  }
+  await sql`COMMIT`.execute(connection);
 }

@@ -53,9 +53,11 @@ function withStatementCache(database: Database.Database, limit = 500): SqliteDat
 export async function openSqliteStore(options: { path: string }): Promise<SqliteStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
   const database = new Database(options.path);
+  // First: switching a new file to WAL needs a moment of exclusive access, which another process
+  // starting at the same time may hold.
+  database.pragma('busy_timeout = 5000');
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   // $regex: the RE2 spelling of a pattern validated when the query was parsed (src/objects/regex.ts),
   // matched by re2js in time linear in the text; never JavaScript's backtracking RegExp.
