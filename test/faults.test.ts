@@ -135,6 +135,9 @@ test('PostgreSQL cut under load: the node stays up, answers 503 and /health 503,
   const read = await client.get(`/1.1/classes/Fault/${load.acknowledged[0]}`);
   assert.deepEqual([read.status, read.body], [503, unavailable[0]]);
   assert.deepEqual(await health(node), { status: 503, body: { status: 'unavailable', store: 'postgres' } });
+  // The queue gauges read the database at scrape time.
+  const scrape = await fetch(`${node.url}/metrics`);
+  assert.deepEqual([scrape.status, await scrape.json()], [503, unavailable[0]]);
   assert.ok(alive(node));
 
   relay.restore();
