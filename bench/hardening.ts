@@ -70,14 +70,14 @@ const builds: Build[] = [
   {
     label: 'after',
     dir: process.env.BENCH_AFTER_DIR ?? root,
-    // 1 MiB (BODY_LIMIT_BYTES), 50,000 keys and values, 10,000 objects and arrays, 1,000 keys an
+    // 1 MiB (BODY_LIMIT_BYTES), 50,000 keys and values, 10,000 objects and arrays, 500 keys an
     // object: the costliest legal shapes (src/http/body.ts).
     bodies: [
       { name: '1 MiB string', make: () => JSON.stringify({ s: 'x'.repeat(MiB - 64) }) },
       { name: '9,990 objects + 40,000 numbers', make: () => `{"a":[${'{},'.repeat(9_990)}${'0,'.repeat(39_990)}0]}` },
       {
-        name: '24 objects of 1,000 keys',
-        make: () => JSON.stringify({ a: Array.from({ length: 24 }, () => Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]))) }),
+        name: '49 objects of 500 keys',
+        make: () => JSON.stringify({ a: Array.from({ length: 49 }, () => Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i]))) }),
       },
     ],
   },
@@ -344,7 +344,7 @@ async function main(): Promise<void> {
   const worstAfter = Math.max(...hostileRows.filter((r) => r.build === 'after').map((r) => r.probe.p99));
   const verdict = `- get-by-id p99 under attack, after: worst ${fixed(worstAfter, 1)} ms over stores and attacks (target < 100 ms): ${worstAfter < 100 ? 'met' : 'MISSED'}`;
   const machineState = `load average ${loadBefore.map((l) => l.toFixed(1)).join(' ')} before, ${loadAfter.map((l) => l.toFixed(1)).join(' ')} after`;
-  const settings = `${connections} connections × ${durationSec} s per load run (after 3 s warm-up), ${seedCount} objects per store; where = \`{"group":<random of ${groups}>}\`, limit 20. Under attack: ${probeConnections} probe connections sending get-by-ids one after another for ${durationSec} s, one attacker per kind sending back to back (hostile regex: \`{"s":{"$regex":"(A+A+)+y"}}\` on a class holding one 60,000-character string of A; bodies: each build's largest of two shapes)`;
+  const settings = `${connections} connections × ${durationSec} s per load run (after 3 s warm-up), ${seedCount} objects per store; where = \`{"group":<random of ${groups}>}\`, limit 20. Under attack: ${probeConnections} probe connections sending get-by-ids one after another for ${durationSec} s, one attacker per kind sending back to back (hostile regex: \`{"s":{"$regex":"(A+A+)+y"}}\` on a class holding one 60,000-character string of A; bodies: the largest each build accepts, of the shapes named in the attackers column, one attacker per shape)`;
   process.stdout.write(`\n${loadTable}\n\n${hostileTable}\n\n${verdict}\n\n${settings}\nmachine: ${machine()}, ${machineState}\n`);
   if (record) {
     recordSection(

@@ -8,10 +8,10 @@ import { checkJsonShape, type JsonLimits } from '../lib/json-limits.ts';
  * What a JSON body may hold besides its size (BODY_LIMIT_BYTES, 1 MiB). Above what apps send (the hosted
  * service allowed 300 fields a class; a batch of 500 objects of 40 fields is 42,000 keys and values), low
  * enough that each legal body, whatever its shape, costs tens of milliseconds of the event loop, not
- * seconds: objects with many keys and objects or arrays by the thousand cost most per byte
- * (bench/RESULTS.md "hardening").
+ * seconds. Per byte, objects with many keys cost most (one of 1,000 keys several times one of 100: V8
+ * keeps large objects as dictionaries), then objects and arrays by the thousand (bench/RESULTS.md "hardening").
  */
-export const bodyLimits: JsonLimits = { maxDepth: 128, maxKeys: 1000, maxValues: 50_000, maxContainers: 10_000 };
+export const bodyLimits: JsonLimits = { maxDepth: 128, maxKeys: 500, maxValues: 50_000, maxContainers: 10_000 };
 
 /** Bodies above this are scanned, parsed and handled in turns of their own, so other requests get in between. */
 const yieldAbove = 64 * 1024;
