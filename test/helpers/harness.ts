@@ -8,6 +8,7 @@ import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
 import { openPostgresStore } from '../../src/storage/postgres/open.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
 import type { Store } from '../../src/storage/store.ts';
+import type { FastifyInstance } from 'fastify';
 import { buildServer, type Services } from '../../src/server.ts';
 import type { VendorDispatch } from '../../src/push/vendor-dispatch.ts';
 import { freshPostgresDatabase, storeKind } from './databases.ts';
@@ -51,6 +52,8 @@ export interface TestServer {
   masterKey: string;
   store: Store;
   services: Services;
+  /** The Fastify instance, for tests that read its routes (the fuzz test fuzzes every one). */
+  app: FastifyInstance;
   clock: Clock;
   config: Config;
   /** Every log line the server wrote, for tests that check what never reaches a log. */
@@ -99,6 +102,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     ...keys,
     store,
     services,
+    app,
     clock,
     config,
     logs,
