@@ -10,7 +10,7 @@ import { AppRegistry } from './apps/registry.ts';
 import { ObjectService } from './objects/service.ts';
 import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
-import { clientErrorHandler, jsonParser } from './http/body.ts';
+import { clientErrorHandler, endBodyTurn, jsonParser } from './http/body.ts';
 import { lazyChildLogger } from './http/request-logger.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
@@ -178,6 +178,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
 
   // A callback hook, not an async one: no promise per request for a line that is mostly not written.
   app.addHook('onResponse', (request, reply, done) => {
+    endBodyTurn(request);
     // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
     if ((request.log as Partial<Logger>).isLevelEnabled?.('info') !== false) {
       request.log.info(

@@ -76,6 +76,29 @@ test('a body announced over the limit is refused from its Content-Length, before
   assert.ok(text.endsWith('{"code":413,"error":"Request entity too large."}'), text);
 });
 
+test('large bodies take turns: concurrent ones all land, a batch of large sub-requests does not wait on itself, a client that leaves frees the turn', async () => {
+  const big = (tag: string) => JSON.stringify({ tag, s: 'x'.repeat(900 * 1024) });
+  const answers = await Promise.all(['a', 'b', 'c', 'd'].map((tag) => server.client.request('POST', '/1.1/classes/Turns', { raw: big(tag) })));
+  assert.deepEqual(answers.map((res) => res.status), [201, 201, 201, 201]);
+  const batch = await server.client.post('/1.1/batch', {
+    requests: [0, 1, 2].map((i) => ({ method: 'POST', path: '/1.1/classes/Turns', body: { i, s: 'y'.repeat(200 * 1024) } })),
+  });
+  assert.equal(batch.status, 200);
+  assert.equal(batch.body.filter((r: { success?: unknown }) => r.success).length, 3);
+  // Sends a large body and hangs up at once, while another large body holds the turn.
+  const raw = big('gone');
+  const head = `POST /1.1/classes/Turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-LC-Id: ${server.appId}\r\nX-LC-Key: ${server.appKey}\r\nContent-Length: ${Buffer.byteLength(raw)}\r\n\r\n`;
+  const holder = server.client.request('POST', '/1.1/classes/Turns', { raw: big('holder') });
+  await new Promise<void>((done) => {
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1', () => socket.end(head + raw, () => socket.destroy()));
+    socket.on('close', () => done());
+    socket.on('error', () => {});
+  });
+  assert.equal((await holder).status, 201);
+  const after = await server.client.request('POST', '/1.1/classes/Turns', { raw: big('after') });
+  assert.equal(after.status, 201);
+});
+
 test('batch: deep nesting is 400, not 500 (Review of e2b2d15: JSON.stringify overflowed the stack)', async () => {
   const raw = `{"requests":[{"method":"POST","path":"/1.1/classes/Body","body":{"a":${nested(5000)}}}]}`;
   const res = await server.client.request('POST', '/1.1/batch', { raw });

@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { ApiError } from '../lib/errors.ts';
 import { checkJsonShape, type JsonLimits } from '../lib/json-limits.ts';
+import { batchHeader } from './routes/classes.ts';
 
 /**
  * What a JSON body may hold besides its size (BODY_LIMIT_BYTES, 1 MiB). Above what apps send (the hosted
@@ -13,8 +15,47 @@ import { checkJsonShape, type JsonLimits } from '../lib/json-limits.ts';
  */
 export const bodyLimits: JsonLimits = { maxDepth: 128, maxKeys: 500, maxValues: 50_000, maxContainers: 10_000 };
 
-/** Bodies above this are scanned, parsed and handled in turns of their own, so other requests get in between. */
+/** Bodies above this are large: scanned, parsed and handled one request at a time, in turns of their own. */
 const yieldAbove = 64 * 1024;
+
+/**
+ * Large bodies take turns: one request with a large body at a time is scanned, parsed and handled (to
+ * its response), the others wait for it without touching the event loop. However many arrive at once, a
+ * small request then waits behind one large body's work at most, not behind all of them. The turn
+ * passes on when the response is sent (endBodyTurn, from an onResponse hook) or the connection closes.
+ */
+const turns = { busy: false, waiting: [] as Array<() => void> };
+const holdsTurn = Symbol('roost.bodyTurn');
+type TurnRequest = FastifyRequest & { [holdsTurn]?: () => void };
+
+function takeTurn(request: TurnRequest, run: () => void, abandon: () => void): void {
+  const start = () => {
+    const end = () => endBodyTurn(request);
+    request[holdsTurn] = end;
+    // A client that left while its body waited gets no work done for it.
+    if (request.raw.socket?.destroyed) {
+      end();
+      return abandon();
+    }
+    request.raw.socket?.once('close', end);
+    run();
+  };
+  if (turns.busy) turns.waiting.push(start);
+  else {
+    turns.busy = true;
+    start();
+  }
+}
+
+export function endBodyTurn(request: FastifyRequest): void {
+  const end = (request as TurnRequest)[holdsTurn];
+  if (!end) return;
+  (request as TurnRequest)[holdsTurn] = undefined;
+  request.raw.socket?.removeListener('close', end);
+  const next = turns.waiting.shift();
+  if (next) setImmediate(next);
+  else turns.busy = false;
+}
 
 function breachError(breach: ReturnType<typeof checkJsonShape> & object): ApiError {
   switch (breach.limit) {
@@ -42,17 +83,23 @@ function parse(body: string, done: Done): void {
   else done(null, value);
 }
 
-/**
- * Parses JSON bodies; an empty body (SDKs send one with DELETE and GET) reads as no body. The shape
- * limits are checked on the text before anything is built, so a hostile body is refused for the cost
- * of one scan; a large legal one is parsed in a turn of its own (after the scan's).
- */
-export function jsonParser(_request: unknown, body: string, done: Done): void {
-  if (body.trim() === '') return done(null, undefined);
+function scanAndParse(body: string, done: Done): void {
   const breach = checkJsonShape(body, bodyLimits);
   if (breach) return done(breachError(breach));
   if (body.length > yieldAbove) setImmediate(() => parse(body, done));
   else parse(body, done);
+}
+
+/**
+ * Parses JSON bodies; an empty body (SDKs send one with DELETE and GET) reads as no body. The shape
+ * limits are checked on the text before anything is built, so a hostile body is refused for the cost
+ * of one scan; a large legal one waits for its turn (takeTurn) and is parsed in a loop turn of its own.
+ * A batch's sub-requests run inside their batch's turn.
+ */
+export function jsonParser(request: FastifyRequest, body: string, done: Done): void {
+  if (body.trim() === '') return done(null, undefined);
+  if (body.length <= yieldAbove || request.headers[batchHeader]) return scanAndParse(body, done);
+  takeTurn(request, () => scanAndParse(body, done), () => done(new ApiError('other', 'The connection was closed.')));
 }
 
 /**
