@@ -81,6 +81,31 @@ describe('where operators', () => {
     assert.deepEqual(await names({ createdAt: { $gt: { __type: 'Date', iso: future } } }), []);
   });
 
+  // Fuzz finding (test/fuzz.test.ts, seed 2): on PostgreSQL a number for createdAt/updatedAt that is not a
+  // whole number or is past bigint (`{"createdAt": 1e300}`, `{"updatedAt": {"$lt": -1e20}}`, `1.5`) reached
+  // the bigint column as a parameter and answered 500. Both stores now answer as SQLite always did.
+  test('createdAt and updatedAt compared with fractional or huge numbers select as numbers do', async () => {
+    const stored = (await server.client.get('/1.1/classes/Person', { query: { order: 'name' } })).body.results as Array<Record<string, string>>;
+    const first = Math.min(...stored.map((row) => Date.parse(row.createdAt)));
+    const compare: Record<string, (a: number, b: number) => boolean> = {
+      $lt: (a, b) => a < b,
+      $lte: (a, b) => a <= b,
+      $gt: (a, b) => a > b,
+      $gte: (a, b) => a >= b,
+      $ne: (a, b) => a !== b,
+    };
+    for (const field of ['createdAt', 'updatedAt']) {
+      for (const bound of [1e300, -5.7e192, -1e20, 2 ** 63, 1.5, first - 0.5, first, first + 0.5]) {
+        const expect = (keep: (ms: number) => boolean) => stored.filter((row) => keep(Date.parse(row[field]))).map((row) => row.name);
+        assert.deepEqual(await names({ [field]: bound }), expect((ms) => ms === bound), `${field} = ${bound}`);
+        assert.deepEqual(await names({ [field]: { $in: [bound] } }), expect((ms) => ms === bound), `${field} $in ${bound}`);
+        for (const [operator, holds] of Object.entries(compare)) {
+          assert.deepEqual(await names({ [field]: { [operator]: bound } }), expect((ms) => holds(ms, bound)), `${field} ${operator} ${bound}`);
+        }
+      }
+    }
+  });
+
   test('bad where input is a 4xx with a code', async () => {
     const bad: Array<[unknown, number]> = [
       [{ age: { $near: 1 } }, 102],

@@ -27,9 +27,26 @@ function columnFor(className: string, path: string[]): { column: Sql; kind: 'tim
   return promoted ? { column: sql.ref(`o.${promoted}`), kind: 'string' } : null;
 }
 
-function columnValue(kind: 'time' | 'string', value: Json): string | number | null {
+/** Dates hold whole milliseconds within ±8.64e15 (ECMAScript's time range), so the time columns do. */
+const maxTime = 8.64e15;
+
+/**
+ * A number compared with a time column, as the whole number that selects the same rows: PostgreSQL's
+ * bigint parameter refuses a fraction or anything past 2^63 (a 500 before; SQLite compared them as
+ * numbers). A bound past the time range moves to just past it; `x > 1.5` is `x > 1`, `x < 1.5` is
+ * `x < 2`; a fraction equals no stored time (null: no row).
+ */
+function timeBound(op: Where['op'], value: number): number | null {
+  const bound = Math.min(Math.max(value, -maxTime - 1), maxTime + 1);
+  if (Number.isInteger(bound)) return bound;
+  if (op === 'gt' || op === 'lte') return Math.floor(bound);
+  if (op === 'lt' || op === 'gte') return Math.ceil(bound);
+  return null;
+}
+
+function columnValue(kind: 'time' | 'string', value: Json, op: Where['op']): string | number | null {
   if (kind === 'string') return typeof value === 'string' ? value : null;
-  if (typeof value === 'number') return value;
+  if (typeof value === 'number') return timeBound(op, value);
   if (typeof value === 'string') {
     const ms = Date.parse(value);
     return Number.isNaN(ms) ? null : ms;
@@ -68,15 +85,15 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
       if (node.op === 'eq') {
-        const value = columnValue(column.kind, node.value);
+        const value = columnValue(column.kind, node.value, node.op);
         return value === null ? sql`1=0` : sql`${column.column} = ${value}`;
       }
       if (node.op === 'in') {
-        const values = node.values.map((value) => columnValue(column.kind, value)).filter((value) => value !== null);
+        const values = node.values.map((value) => columnValue(column.kind, value, node.op)).filter((value) => value !== null);
         return values.length === 0 ? sql`1=0` : dialect.columnIn(column.column, column.kind, values);
       }
       if (node.op === 'lt' || node.op === 'lte' || node.op === 'gt' || node.op === 'gte') {
-        const value = columnValue(column.kind, node.value);
+        const value = columnValue(column.kind, node.value, node.op);
         return value === null ? sql`1=0` : sql`${column.column} ${operators[node.op]} ${value}`;
       }
       if (node.op === 'exists') return sql`${column.column} IS NOT NULL`;
