@@ -875,12 +875,6 @@ const knownOpen: Array<{ finding: string; matches: (built: Built, answer: Answer
     finding: 'clientError answers to HEAD carry a body',
     matches: (built, answer, problem) => built.method === 'HEAD' && answer === null && problem.includes('Parse Error'),
   },
-  {
-    // fuzz-findings.md #5 (area: NUL in path segments, point 7), PostgreSQL: a NUL byte in the user id of
-    // PUT /1.1/users/:objectId/updatePassword reaches findUser unchecked and answers 500.
-    finding: 'NUL in the user id of updatePassword',
-    matches: (built, answer) => answer?.status === 500 && /^\/1\.1\/users\/[^/]*%00[^/]*\/(updatePassword|refreshSessionToken)/.test(built.path),
-  },
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -175,6 +175,9 @@ test('NUL and lone surrogates get 111 on every store, wherever the text goes', a
     { name: 'class name', method: 'POST', path: '/1.1/classes/A%00B', send: {}, status: 400, body: { code: 103, error: "Invalid class name 'A\u0000B'." } },
     { name: 'objectId', method: 'GET', path: '/1.1/classes/Hostile/a%00b', status: 200, body: {} },
     { name: 'objectId of a user', method: 'GET', path: '/1.1/users/a%00b', status: 400, body: { code: 211, error: 'Could not find user.' } },
+    // fuzz-findings #5: PostgreSQL answered 500 once the path's user id reached the account store.
+    { name: 'user id of updatePassword', as: 'master', method: 'PUT', path: '/1.1/users/a%00b/updatePassword', send: { old_password: 'x', new_password: 'pw-hostile-2' }, status: 400, body: { code: 211, error: 'Could not find user.' } },
+    { name: 'user id of refreshSessionToken', as: 'master', method: 'PUT', path: '/1.1/users/a%00b/refreshSessionToken', status: 400, body: { code: 211, error: 'Could not find user.' } },
     // A lone surrogate cannot be written in UTF-8: its percent-encoding is a malformed URL.
     { name: 'class name, lone surrogate', method: 'GET', path: '/1.1/classes/A%ED%A0%80', status: 400, body: (b: any) => assert.equal(typeof b.code, 'number') },
   ]);

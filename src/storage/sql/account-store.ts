@@ -3,6 +3,7 @@ import type { Acl, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import type { AccountStore, AttemptOutcome, LoginAttempt, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { serialiseOn } from './serialise.ts';
+import { isPlausibleId } from '../../objects/values.ts';
 
 interface UserRow {
   id: string;
@@ -75,6 +76,8 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null> {
+    // An id no server issued names no user; PostgreSQL would refuse some (a NUL byte) with an error.
+    if ('userId' in lookup && !isPlausibleId(lookup.userId)) return null;
     const match = 'userId' in lookup ? sql`id = ${lookup.userId}` : sql`${sql.ref(loginColumns[lookup.field])} = ${lookup.value}`;
     const { rows } = await sql<UserRow>`SELECT id, created_at, updated_at, data, acl, password_hash, session_cipher
       FROM objects WHERE app_id = ${appId} AND class_name = '_User' AND ${match}`.execute(this.db);
