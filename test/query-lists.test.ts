@@ -80,7 +80,7 @@ test('$or with 1,000 clauses works; longer lists get 400 with the documented cap
   assert.deepEqual(batch.body, [{ error: { code: 102, error: '$in may list at most 10000 values.' } }]);
   assert.deepEqual(await find({ $or: [...clauses, { n: 1 }] }), {
     status: 400,
-    body: { code: 102, error: '$or may list at most 1000 values.' },
+    body: { code: 102, error: '$or may list at most 1000 clauses.' },
   });
   const many = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, 1]));
   assert.deepEqual(await find({ $and: [many] }), { status: 400, body: { code: 102, error: 'A where may hold at most 1000 conditions.' } });

@@ -38,9 +38,9 @@ export const maxListLength = 10_000;
 /** Longest $or/$and list, and most conditions in one where: each becomes SQL of its own. */
 export const maxConditions = 1000;
 
-function list(raw: unknown, operator: string, max = maxListLength): unknown[] {
+function list(raw: unknown, operator: string, max = maxListLength, items = 'values'): unknown[] {
   if (!Array.isArray(raw)) fail('invalidQuery', `${operator} needs an array.`);
-  if (raw.length > max) fail('invalidQuery', `${operator} may list at most ${max} values.`);
+  if (raw.length > max) fail('invalidQuery', `${operator} may list at most ${max} ${items}.`);
   return raw;
 }
 
@@ -121,7 +121,7 @@ const maxNesting = 16;
 
 function clauses(raw: unknown, operator: string, depth: number): Where[] {
   if (depth >= maxNesting) fail('invalidQuery', `$and/$or may nest at most ${maxNesting} levels deep.`);
-  return list(raw, operator, maxConditions).map((item) => parseNode(item, depth + 1));
+  return list(raw, operator, maxConditions, 'clauses').map((item) => parseNode(item, depth + 1));
 }
 
 /** Parses the `where` language into the neutral tree; bad input is a 4xx ApiError. */
