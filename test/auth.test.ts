@@ -77,7 +77,8 @@ describe('application keys', () => {
     }
   });
 
-  // Key headers once proven are remembered per application record (src/http/context.ts): only the exact header.
+  // Only the exact key opens anything, however often a right one was sent before (src/http/context.ts compares
+  // every request's key with the record's key digests; no cache of accepted headers).
   test('a key accepted before opens nothing else: near misses, the app key as master, an unknown id, again and again', async () => {
     for (let round = 0; round < 3; round++) {
       assert.equal((await call({ 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey })).status, 200);

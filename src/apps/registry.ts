@@ -41,12 +41,6 @@ export class AppRegistry {
     return this.store.listApps();
   }
 
-  /** The application as cached and still fresh (null: cached as unknown); undefined when get() would read the store. */
-  cached(appId: string): AppRecord | null | undefined {
-    const cached = this.cache.get(appId);
-    return cached && cached.until > this.clock.now() ? cached.app : undefined;
-  }
-
   async get(appId: string): Promise<AppRecord | null> {
     const now = this.clock.now();
     const cached = this.cache.get(appId);
@@ -68,12 +62,12 @@ export class AppRegistry {
       try {
         return applySettingsPatch(mergeSettings(current), patch);
       } catch (error) {
-        if (error instanceof ApiError) return error;
+        if (error instanceof ApiError) return { refused: error };
         throw error;
       }
     });
     this.cache.delete(appId);
-    if (result instanceof ApiError) throw result;
+    if (result && 'refused' in result) throw result.refused;
     return result;
   }
 

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
 import { md5Hex, safeEqual } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -49,55 +49,27 @@ function checkSignature(sign: string, app: AppRecord, now: number): { master: bo
 }
 
 /**
- * SHA-256 of the applications' keys, kept so that a request hashes only the key it brings
- * (hashing both sides on every request was ~5% of a get-by-id's CPU, bench/RESULTS.md).
+ * SHA-256 of an application's two keys, by record: a request hashes only the key it brings (hashing
+ * both sides on every request was 5-7% of a get-by-id's CPU in the profile of b5eec76, bench/RESULTS.md).
+ * The registry replaces the record whenever it reads the application again, so a changed key is
+ * never compared with an old digest, and digests go with the records they belong to.
  */
-const keyDigests = new Map<string, Buffer>();
+const keyDigests = new WeakMap<AppRecord, { appKey: Buffer; masterKey: Buffer }>();
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** Same answer and the same constant-time comparison as safeEqual(provided, secret). */
-function keyEquals(provided: string, secret: string): boolean {
-  let expected = keyDigests.get(secret);
-  if (expected === undefined) {
-    expected = sha256(secret);
-    if (keyDigests.size >= 10_000) keyDigests.clear();
-    keyDigests.set(secret, expected);
-  }
-  return timingSafeEqual(sha256(provided), expected) && provided.length === secret.length;
+/** Whether the key sent is the secret: the answer and the constant-time comparison of safeEqual(sent, secret). */
+function keyEquals(sent: string, secret: string, secretDigest: Buffer): boolean {
+  return timingSafeEqual(sha256(sent), secretDigest) && sent.length === secret.length;
 }
-
-function compareKey(key: string, app: AppRecord): { master: boolean } | null {
-  if (key.endsWith(',master')) return keyEquals(key.slice(0, -',master'.length), app.masterKey) ? { master: true } : null;
-  return keyEquals(key, app.appKey) ? { master: false } : null;
-}
-
-const appKeyProof = { master: false };
-const masterKeyProof = { master: true };
-
-/**
- * Key headers already proven against an application record, with what they proved. Clients
- * send the same header on every request, so the digest and comparison run once per record
- * instead of per request (bench/RESULTS.md, Objects). Keyed by the record object, which the
- * registry replaces whenever it reads the application again (APP_CACHE_MS), so a changed key
- * is never answered from here. Only successes are kept: a wrong key always takes the full
- * constant-time comparison, and the lookup compares what was sent only with headers that
- * were themselves proven.
- */
-const provenKeys = new WeakMap<AppRecord, Map<string, boolean>>();
 
 function checkKey(key: string, app: AppRecord): { master: boolean } | null {
-  const proven = provenKeys.get(app)?.get(key);
-  if (proven !== undefined) return proven ? masterKeyProof : appKeyProof;
-  const proof = compareKey(key, app);
-  if (proof) {
-    let keys = provenKeys.get(app);
-    if (keys === undefined) provenKeys.set(app, (keys = new Map()));
-    keys.set(key, proof.master);
-  }
-  return proof;
+  let digests = keyDigests.get(app);
+  if (digests === undefined) keyDigests.set(app, (digests = { appKey: sha256(app.appKey), masterKey: sha256(app.masterKey) }));
+  if (key.endsWith(',master')) return keyEquals(key.slice(0, -',master'.length), app.masterKey, digests.masterKey) ? { master: true } : null;
+  return keyEquals(key, app.appKey, digests.appKey) ? { master: false } : null;
 }
 
 /** The application a request names and whether it proved the master key; 401 when either is wrong. */
@@ -110,35 +82,18 @@ function proveCaller(request: FastifyRequest, app: AppRecord | null, now: number
   return { app, master: proof.master };
 }
 
+/**
+ * The onRequest hook of every /1.1 route, one path for every request: a synchronous variant for
+ * cached applications without a session measured within noise (bench/RESULTS.md, Objects).
+ */
 export function authenticate(options: { registry: AppRegistry; clock: Clock; resolveSession: SessionResolver }) {
   const { registry, clock, resolveSession } = options;
-
-  async function authenticateFully(request: FastifyRequest): Promise<void> {
+  return async function authenticateRequest(request: FastifyRequest): Promise<void> {
     const appId = header(request, appIdHeaders);
     const { app, master } = proveCaller(request, appId ? await registry.get(appId) : null, clock.now());
     const sessionToken = header(request, sessionHeaders);
     const userId = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
     request.ctx = { app, appId: app.appId, master, userId, sessionToken };
-  }
-
-  // A callback hook: a request without a session whose application is in the registry's cache (nearly
-  // all of them) is decided without a promise or a turn of the event loop; every other takes the full path.
-  return function authenticateRequest(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
-    const appId = header(request, appIdHeaders);
-    const known = appId ? registry.cached(appId) : null;
-    if (known === undefined || header(request, sessionHeaders) !== null) {
-      authenticateFully(request).then(() => done(), done);
-      return;
-    }
-    let caller: { app: AppRecord; master: boolean };
-    try {
-      caller = proveCaller(request, known, clock.now());
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    request.ctx = { app: caller.app, appId: caller.app.appId, master: caller.master, userId: null, sessionToken: null };
-    done();
   };
 }
 

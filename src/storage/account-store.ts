@@ -19,15 +19,8 @@ export type LoginField = 'username' | 'email' | 'mobilePhoneNumber';
 
 export type UserLookup = { userId: string } | { field: LoginField; value: string };
 
-/** A login attempt counted before its secret was checked (AccountStore.beginLoginAttempt). */
-export interface LoginAttempt {
-  id: string;
-  /** Failures (and open attempts) of the user within the window before this one. */
-  before: number;
-}
-
-/** How a counted attempt ended: the secret was right, wrong, or could not be checked. */
-export type AttemptOutcome = 'right' | 'wrong' | 'void';
+/** How many recent attempts of a user the store keeps: SPEC §3.2 locks after more than 6. */
+export const lockingAttempts = 7;
 
 /**
  * The account verbs of the Store. Each is one atomic statement (or one transaction), so the
@@ -50,20 +43,15 @@ export interface AccountStore {
     change: { passwordHash: string; updatedAt: number; session?: SessionSeal; expectedHash?: string | null },
   ): Promise<boolean>;
   /**
-   * Counts a login attempt at `now` before its secret is checked, in one atomic step with the
-   * lock check, so concurrent attempts on every process share one count. Null when the user is
-   * locked (nothing recorded): some failure in the last `windowMs` was preceded, within
-   * `windowMs`, by more than `threshold` failures (itself included). Otherwise the attempt counts
-   * as a failure until settleLoginAttempt says otherwise.
+   * Counts a login attempt at `now` before its secret is checked, in one atomic statement with
+   * the lock check, so concurrent attempts on every process share one count. The attempt stays
+   * a failure unless clearLoginFailures follows. Locked (null, nothing recorded) when the user's
+   * last `lockingAttempts` attempts fall within `windowMs` and the last of them within `windowMs`
+   * of `now`. Otherwise: the user's attempts within `windowMs` of `now`, this one included.
    */
-  beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number, threshold: number): Promise<LoginAttempt | null>;
-  /**
-   * Ends an attempt. 'right' forgets the user's failures up to and including it (later attempts
-   * still count); 'wrong' keeps it as a failure and forgets the user's failures older than
-   * `forgetBefore`; 'void' withdraws it.
-   */
-  settleLoginAttempt(appId: string, userId: string, attemptId: string, outcome: AttemptOutcome, forgetBefore: number): Promise<void>;
-  /** Records one failure at `at` without an attempt (a wrong code outside a login); forgets failures older than `keepMs`. */
-  recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void>;
+  beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number): Promise<number | null>;
+  /** Records one failure at `at` without a lock check (a wrong code outside a login). */
+  recordLoginFailure(appId: string, userId: string, at: number): Promise<void>;
+  /** Forgets the user's attempts: a right secret, a password reset, a deleted user. */
   clearLoginFailures(appId: string, userId: string): Promise<void>;
 }

@@ -1,8 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Acl, StoredObject, WriteOutcome } from '../../objects/types.ts';
-import type { AccountStore, AttemptOutcome, LoginAttempt, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
+import type { AccountStore, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { serialiseOn } from './serialise.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 
 interface UserRow {
@@ -14,6 +13,24 @@ interface UserRow {
   password_hash: string | null;
   session_cipher: string | null;
 }
+
+/**
+ * A user's last attempts, oldest first (at1), as epoch ms: a fixed ring of `lockingAttempts`
+ * columns, so counting an attempt and checking the lock is one upsert on one row (the row lock
+ * of ON CONFLICT DO UPDATE orders concurrent attempts on PostgreSQL; SQLite runs a statement alone).
+ */
+const ringColumns = `at1 BIGINT, at2 BIGINT, at3 BIGINT, at4 BIGINT, at5 BIGINT, at6 BIGINT, at7 BIGINT NOT NULL`;
+const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
+const loginAttemptsTable = `CREATE TABLE login_attempts (app_id TEXT NOT NULL, user_id TEXT NOT NULL, ${ringColumns},
+  PRIMARY KEY (app_id, user_id))`;
+
+export const loginAttemptsMigration = {
+  name: '0011_login_attempts',
+  statements: {
+    sqlite: [loginAttemptsTable, 'DROP TABLE login_failures'],
+    postgres: [loginAttemptsTable, 'DROP TABLE login_failures'],
+  },
+};
 
 const loginColumns = { username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' } as const;
 
@@ -31,8 +48,7 @@ function text(data: Record<string, unknown>, key: string): string | null {
 /**
  * AccountStore on SQL. The secrets live in their own columns of the `_User` row
  * (password_hash, session_digest, session_cipher), which no object query ever selects;
- * failed logins are rows of login_failures, one per failure (or attempt not yet settled), so
- * counting them is exact.
+ * a user's recent login attempts are one row of login_attempts.
  */
 export class SqlAccountStore implements AccountStore {
   private readonly db: Kysely<any>;
@@ -117,57 +133,32 @@ export class SqlAccountStore implements AccountStore {
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
-  async beginLoginAttempt(
-    appId: string,
-    userId: string,
-    now: number,
-    windowMs: number,
-    threshold: number,
-  ): Promise<LoginAttempt | null> {
-    // The user's attempts queue on one key, on every node, so each sees the rows of those before
-    // it; the lock check and the insert are then one statement: no row when some failure of the
-    // last window was preceded, within a window, by more than `threshold` (itself included).
-    const { rows } = await this.db.transaction().execute(async (trx) => {
-      await serialiseOn(trx, this.dialect, `login:${appId}:${userId}`);
-      return sql<{ id: number | string; before: number | string }>`
-        INSERT INTO login_failures (app_id, user_id, at)
-        SELECT ${appId}, ${userId}, ${now}
-        WHERE NOT EXISTS (SELECT 1 FROM login_failures f
-          WHERE f.app_id = ${appId} AND f.user_id = ${userId} AND f.at > ${now - windowMs}
-            AND (SELECT count(*) FROM login_failures g
-                 WHERE g.app_id = f.app_id AND g.user_id = f.user_id
-                   AND g.at > f.at - ${windowMs} AND g.at <= f.at) > ${threshold})
-        RETURNING id, (SELECT count(*) FROM login_failures b
-          WHERE b.app_id = ${appId} AND b.user_id = ${userId} AND b.at > ${now - windowMs}
-            AND b.id < login_failures.id) AS before`.execute(trx);
-    });
-    const row = rows[0];
-    return row ? { id: String(row.id), before: Number(row.before) } : null;
+  async beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number): Promise<number | null> {
+    // Locked: the ring is full, spans less than a window, and its last attempt is within a window of now.
+    const open = sql`WHERE NOT (login_attempts.at1 IS NOT NULL AND login_attempts.at1 > login_attempts.at7 - ${windowMs}
+      AND login_attempts.at7 > ${now - windowMs})`;
+    const row = await this.shiftIn(appId, userId, now, open);
+    if (!row) return null;
+    return ring.filter((column) => row[column] !== null && Number(row[column]) > now - windowMs).length;
   }
 
-  async settleLoginAttempt(
-    appId: string,
-    userId: string,
-    attemptId: string,
-    outcome: AttemptOutcome,
-    forgetBefore: number,
-  ): Promise<void> {
-    const which = {
-      right: sql`id <= ${attemptId}`,
-      wrong: sql`at < ${forgetBefore}`,
-      void: sql`id = ${attemptId}`,
-    }[outcome];
-    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId} AND ${which}`.execute(this.db);
+  async recordLoginFailure(appId: string, userId: string, at: number): Promise<void> {
+    await this.shiftIn(appId, userId, at, sql``);
   }
 
-  async recordLoginFailure(appId: string, userId: string, at: number, keepMs: number): Promise<void> {
-    await sql`INSERT INTO login_failures (app_id, user_id, at) VALUES (${appId}, ${userId}, ${at})`.execute(this.db);
-    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId} AND at < ${at - keepMs}`.execute(
-      this.db,
+  /** Appends `at` to the user's ring (the oldest drops out) unless `condition` refuses; the new ring, or null. */
+  private async shiftIn(appId: string, userId: string, at: number, condition: RawBuilder<unknown>) {
+    const shift = sql.join(
+      ring.slice(0, -1).map((column, i) => sql`${sql.ref(column)} = ${sql.ref(`login_attempts.${ring[i + 1]}`)}`),
     );
+    const { rows } = await sql<Record<string, number | string | null>>`
+      INSERT INTO login_attempts (app_id, user_id, at7) VALUES (${appId}, ${userId}, ${at})
+      ON CONFLICT (app_id, user_id) DO UPDATE SET ${shift}, at7 = excluded.at7 ${condition}
+      RETURNING ${sql.join(ring.map((column) => sql.ref(column)))}`.execute(this.db);
+    return rows[0] ?? null;
   }
 
   async clearLoginFailures(appId: string, userId: string): Promise<void> {
-    await sql`DELETE FROM login_failures WHERE app_id = ${appId} AND user_id = ${userId}`.execute(this.db);
+    await sql`DELETE FROM login_attempts WHERE app_id = ${appId} AND user_id = ${userId}`.execute(this.db);
   }
 }

@@ -4,6 +4,7 @@ import { mailTokenMigration } from './mail-token-store.ts';
 import { identityMigration } from './identity-migration.ts';
 import { quotaPauseMigration } from './quota-pause-store.ts';
 import { pushScheduleMigration } from './push-schedule-store.ts';
+import { loginAttemptsMigration } from './account-store.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -82,6 +83,7 @@ steps.push(mailTokenMigration);
 steps.push(quotaPauseMigration);
 steps.push(pushPageRangesMigration);
 steps.push(pushScheduleMigration);
+steps.push(loginAttemptsMigration);
 
 export function migrationsFor(kind: Kind): MigrationProvider {
   return {
