@@ -62,12 +62,12 @@ export class AppRegistry {
       try {
         return applySettingsPatch(mergeSettings(current), patch);
       } catch (error) {
-        if (error instanceof ApiError) return { refused: error };
+        if (error instanceof ApiError) return error;
         throw error;
       }
     });
     this.cache.delete(appId);
-    if (result && 'refused' in result) throw result.refused;
+    if (result instanceof ApiError) throw result;
     return result;
   }
 
