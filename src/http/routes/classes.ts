@@ -55,10 +55,8 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       if (sendsFieldsAsStored(query)) {
         const stored = await objects.getJson(request.ctx, className, objectId);
         if (stored === null || stored === 'noClass') return missing(request, stored);
-        const text = wireJson(objectId, stored);
-        if (text === null) return toWire({ className, objectId, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data: JSON.parse(stored.dataJson) });
         reply.type('application/json; charset=utf-8');
-        return text;
+        return wireJson({ className, objectId }, stored);
       }
       const found = await objects.get(request.ctx, className, objectId);
       if (found === null || found === 'noClass') return missing(request, found);

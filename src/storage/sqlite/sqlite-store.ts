@@ -20,13 +20,14 @@ function objectByIdSql(readerCount: number): string {
 
 /**
  * The SQL store on SQLite, with get-by-id run as a prepared statement straight on the
- * connection: building and compiling the Kysely query, its connection mutex and row objects
- * were most of a get-by-id's storage cost (bench/RESULTS.md, Objects).
+ * connection (preparedGetById): building and compiling the Kysely query, its connection mutex
+ * and row objects were most of a get-by-id's storage cost (16-23 -> 8-11 µs, bench/RESULTS.md,
+ * Objects). test/get-by-id-paths.test.ts holds its answers to SqlStore's for the same rows.
  *
  * Safe because better-sqlite3 runs a statement synchronously, so nothing interleaves with it,
  * and it is only done while no transaction is open on the connection: inside one (Kysely's
  * transactions span awaits), the read would see that transaction's uncommitted rows, so it
- * waits for the connection through Kysely as before.
+ * waits for the connection through SqlStore's path.
  */
 export class SqliteStore extends SqlStore {
   private readonly database: Database.Database;
@@ -47,8 +48,8 @@ export class SqliteStore extends SqlStore {
     return statement;
   }
 
-  /** The row, null when there is none or the readers may not see it; undefined: in a transaction, ask through Kysely. */
-  private readById(ref: ObjectRef, readers: Readers): ObjectTuple | null | undefined {
+  /** The row, null when there is none or the readers may not see it; undefined: not taken here (a transaction is open), ask SqlStore. */
+  private preparedGetById(ref: ObjectRef, readers: Readers): ObjectTuple | null | undefined {
     if (this.database.inTransaction || readers?.length === 0) return undefined;
     if (!isPlausibleId(ref.objectId)) return null;
     const statement = this.statementFor(readers === null ? 0 : readers.length);
@@ -60,7 +61,7 @@ export class SqliteStore extends SqlStore {
   }
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
-    const row = this.readById(ref, readers);
+    const row = this.preparedGetById(ref, readers);
     if (row === undefined) return super.getObject(ref, readers);
     if (row === null) return null;
     return {
@@ -79,7 +80,7 @@ export class SqliteStore extends SqlStore {
    * sent this way), so it equals what parsing and stringifying it again would give.
    */
   override async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
-    const row = this.readById(ref, readers);
+    const row = this.preparedGetById(ref, readers);
     if (row === undefined) return super.getObjectJson(ref, readers);
     if (row === null) return null;
     const dataJson = row[2].startsWith('{') ? row[2] : JSON.stringify(JSON.parse(row[2]) ?? {});
