@@ -1,5 +1,11 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPostgresStore } from '../../src/storage/postgres/open.ts';
+import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
+import type { Store } from '../../src/storage/store.ts';
 
 /** The PostgreSQL server under test, when the suite runs against PostgreSQL (DATABASE_URL set). */
 export const postgresUrl = process.env.DATABASE_URL || null;
@@ -23,5 +29,34 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
     },
+  };
+}
+
+/** A database for one test file: a private PostgreSQL database or a temporary SQLite file. */
+export interface TestDatabase {
+  kind: 'sqlite' | 'postgres';
+  /** What a Roost process needs in its environment to use this database. */
+  env: Record<string, string>;
+  open(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+export async function testDatabase(): Promise<TestDatabase> {
+  if (storeKind === 'postgres') {
+    const db = await freshPostgresDatabase();
+    return {
+      kind: 'postgres',
+      env: { DATABASE_URL: db.url },
+      open: () => openPostgresStore({ url: db.url, poolSize: 5 }),
+      drop: db.drop,
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'roost-test-'));
+  const path = join(dir, 'roost.sqlite');
+  return {
+    kind: 'sqlite',
+    env: { SQLITE_PATH: path },
+    open: () => openSqliteStore({ path }),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }

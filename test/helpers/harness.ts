@@ -1,49 +1,16 @@
 import { Writable } from 'node:stream';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
-import { openPostgresStore } from '../../src/storage/postgres/open.ts';
-import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
 import type { Store } from '../../src/storage/store.ts';
 import type { FastifyInstance } from 'fastify';
 import { buildServer, type Services } from '../../src/server.ts';
 import type { VendorDispatch } from '../../src/push/vendor-dispatch.ts';
-import { freshPostgresDatabase, storeKind } from './databases.ts';
+import { testDatabase, storeKind, type TestDatabase } from './databases.ts';
 import { Client } from './client.ts';
 
-export { storeKind };
-
-/** A database for one test file: a private PostgreSQL database or a temporary SQLite file. */
-export interface TestDatabase {
-  kind: 'sqlite' | 'postgres';
-  /** What a Roost process needs in its environment to use this database. */
-  env: Record<string, string>;
-  open(): Promise<Store>;
-  drop(): Promise<void>;
-}
-
-export async function testDatabase(): Promise<TestDatabase> {
-  if (storeKind === 'postgres') {
-    const db = await freshPostgresDatabase();
-    return {
-      kind: 'postgres',
-      env: { DATABASE_URL: db.url },
-      open: () => openPostgresStore({ url: db.url, poolSize: 5 }),
-      drop: db.drop,
-    };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'roost-test-'));
-  const path = join(dir, 'roost.sqlite');
-  return {
-    kind: 'sqlite',
-    env: { SQLITE_PATH: path },
-    open: () => openSqliteStore({ path }),
-    drop: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
+// The database helpers live in databases.ts, which store-level tests import without the server.
+export { storeKind, testDatabase, type TestDatabase };
 
 export interface TestServer {
   url: string;
