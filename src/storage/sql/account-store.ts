@@ -19,18 +19,7 @@ interface UserRow {
  * columns, so counting an attempt and checking the lock is one upsert on one row (the row lock
  * of ON CONFLICT DO UPDATE orders concurrent attempts on PostgreSQL; SQLite runs a statement alone).
  */
-const ringColumns = `at1 BIGINT, at2 BIGINT, at3 BIGINT, at4 BIGINT, at5 BIGINT, at6 BIGINT, at7 BIGINT NOT NULL`;
 const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
-const loginAttemptsTable = `CREATE TABLE login_attempts (app_id TEXT NOT NULL, user_id TEXT NOT NULL, ${ringColumns},
-  PRIMARY KEY (app_id, user_id))`;
-
-export const loginAttemptsMigration = {
-  name: '0011_login_attempts',
-  statements: {
-    sqlite: [loginAttemptsTable, 'DROP TABLE login_failures'],
-    postgres: [loginAttemptsTable, 'DROP TABLE login_failures'],
-  },
-};
 
 const loginColumns = { username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' } as const;
 

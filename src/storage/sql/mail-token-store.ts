@@ -66,22 +66,3 @@ export class SqlMailTokenStore implements MailTokenStore {
       WHERE app_id = ${appId} AND user_id = ${userId} AND kind = ${kind} AND used_at IS NULL`.execute(this.db);
   }
 }
-
-/** The table of mailed links (see src/storage/sql/migrations.ts). */
-export const mailTokenMigration = {
-  name: '0006_mail_tokens',
-  statements: {
-    sqlite: [
-      `CREATE TABLE mail_tokens (digest TEXT PRIMARY KEY, kind TEXT NOT NULL, app_id TEXT NOT NULL,
-         user_id TEXT NOT NULL, email TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-         used_at INTEGER)`,
-      `CREATE INDEX mail_tokens_user_idx ON mail_tokens (app_id, user_id, kind, created_at)`,
-    ],
-    postgres: [
-      `CREATE TABLE mail_tokens (digest TEXT PRIMARY KEY, kind TEXT NOT NULL, app_id TEXT NOT NULL,
-         user_id TEXT NOT NULL, email TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
-         used_at BIGINT)`,
-      `CREATE INDEX mail_tokens_user_idx ON mail_tokens (app_id, user_id, kind, created_at)`,
-    ],
-  },
-};

@@ -172,29 +172,18 @@ export class SqlPushPages {
           AND notification_id = ${claim.notificationId} AND acked_at IS NULL`.execute(trx);
         unacked.push(...waiting.map((r) => r.installation_id));
       }
-      return { job: jobOf(job.rows[0]), seq: claim.seq, channel: unacked, vendor: await this.targetsOf(trx, claim, page.vendor) };
+      return { job: jobOf(job.rows[0]), seq: claim.seq, channel: unacked, vendor: this.targetsOf(page.vendor) };
     });
   }
 
-  /** A page's maker targets; pages routed before migration 0009 kept them as outbox rows without a result. */
-  private async targetsOf(trx: Kysely<any>, page: PageClaim, stored: string | null): Promise<VendorTarget[]> {
-    if (stored !== null) {
-      return (JSON.parse(stored) as StoredTarget[]).map(([installationObjectId, vendor, deviceProfile, registrationId]) => ({
-        installationObjectId,
-        vendor,
-        deviceProfile,
-        registrationId,
-      }));
-    }
-    const { rows } = await sql<{ installation_object_id: string; vendor: string; device_profile: string; registration_id: string }>`
-      SELECT installation_object_id, vendor, device_profile, registration_id FROM push_vendor_outbox
-      WHERE app_id = ${page.appId} AND notification_id = ${page.notificationId} AND page_seq = ${page.seq}
-      AND result IS NULL`.execute(trx);
-    return rows.map((r) => ({
-      installationObjectId: r.installation_object_id,
-      vendor: r.vendor as VendorTarget['vendor'],
-      deviceProfile: r.device_profile,
-      registrationId: r.registration_id,
+  /** A page's maker targets, as fill() stored them (null: none). */
+  private targetsOf(stored: string | null): VendorTarget[] {
+    if (stored === null) return [];
+    return (JSON.parse(stored) as StoredTarget[]).map(([installationObjectId, vendor, deviceProfile, registrationId]) => ({
+      installationObjectId,
+      vendor,
+      deviceProfile,
+      registrationId,
     }));
   }
 

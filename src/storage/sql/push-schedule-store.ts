@@ -7,30 +7,6 @@ import type { SqlDialect } from './dialect.ts';
 import { serialiseOn } from './serialise.ts';
 
 /**
- * push_schedule numbers the scheduled jobs (the "outer id" of /1.1/scheduledPushMessages). A row
- * lives while its notification is `scheduled`; rows of jobs that started, were cancelled or deleted
- * are dropped at the application's next scheduled push. Existing scheduled jobs are numbered in
- * the order they were made.
- */
-const backfill = `INSERT INTO push_schedule (app_id, notification_id)
-  SELECT app_id, id FROM push_notifications WHERE status = 'scheduled' ORDER BY created_at, id`;
-export const pushScheduleMigration = {
-  name: '0010_push_schedule',
-  statements: {
-    sqlite: [
-      `CREATE TABLE push_schedule (id INTEGER PRIMARY KEY AUTOINCREMENT, app_id TEXT NOT NULL,
-         notification_id TEXT NOT NULL, UNIQUE (app_id, notification_id))`,
-      backfill,
-    ],
-    postgres: [
-      `CREATE TABLE push_schedule (id BIGSERIAL PRIMARY KEY, app_id TEXT NOT NULL,
-         notification_id TEXT NOT NULL, UNIQUE (app_id, notification_id))`,
-      backfill,
-    ],
-  },
-};
-
-/**
  * Called by createPush inside its transaction, before the record is stored: a scheduled push gets
  * its number, or the ApiError of the cap when the application already has `push.scheduleCap`
  * pushes waiting. Serialised per application, so pushes made at the same instant cannot pass together.

@@ -17,7 +17,7 @@ import { SqlPushPages } from './push-pages.ts';
 import { admitScheduledPush } from './push-schedule-store.ts';
 
 /**
- * PushStore on SQL. Tables (migration 0004_push and later): push_notifications (record + job
+ * PushStore on SQL. Tables (src/storage/sql/migrations): push_notifications (record + job
  * cursor), push_counts (one row per counter, incremented atomically), push_pages (a job's pages:
  * key range, routed device lists, delivery leased to a worker), push_mailbox (own-channel messages
  * per device, also the one-row-per-(notification, device) guard), push_vendor_outbox (the maker

@@ -2,14 +2,6 @@ import { sql, type Kysely } from 'kysely';
 import type { PauseKey, QuotaPause, QuotaPauses } from '../../push/vendors/pauses.ts';
 import type { SqlDialect } from './dialect.ts';
 
-const table = `CREATE TABLE vendor_pauses (app_id TEXT NOT NULL, device_profile TEXT NOT NULL, vendor TEXT NOT NULL,
-  until_ms BIGINT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (app_id, device_profile, vendor))`;
-
-export const quotaPauseMigration = {
-  name: '0008_vendor_pauses',
-  statements: { sqlite: [table], postgres: [table] },
-};
-
 /**
  * Daily-quota pauses shared by every node on the database, for deployments without Redis.
  * One upsert keeps the later of two pauses, so nodes reporting the same quota error agree.

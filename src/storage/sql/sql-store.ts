@@ -17,7 +17,7 @@ import type {
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileOrder, compileWhere } from './where.ts';
-import { migrate } from './migrations.ts';
+import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import { SqlAccountStore } from './account-store.ts';

@@ -1,0 +1,89 @@
+import { sql, type Kysely, type Migration as KyselyMigration, type MigrationProvider, Migrator } from 'kysely';
+import { baseline } from './0001_baseline.ts';
+
+type Kind = 'sqlite' | 'postgres';
+
+/** One schema change: its statements for each database, run in order. */
+export type Migration = Record<Kind, readonly string[]>;
+
+/**
+ * Every migration of this folder, in name order; the name is the file's name. For contributors:
+ * never edit a migration that has landed (databases out there already ran it). Change the schema
+ * by adding the next file (`0002_what_it_does.ts`, statements for both databases) and its line
+ * here; test/migrations.test.ts checks that this list and the folder agree.
+ */
+export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [['0001_baseline', baseline]];
+
+function providerFor(kind: Kind): MigrationProvider {
+  return {
+    async getMigrations() {
+      const byName: Record<string, KyselyMigration> = {};
+      for (const [name, migration] of migrations) {
+        byName[name] = {
+          async up(db: Kysely<any>) {
+            for (const statement of migration[kind]) await sql.raw(statement).execute(db);
+          },
+        };
+      }
+      return byName;
+    },
+  };
+}
+
+/** Applies the migrations this database has not run yet, under the migration lock. */
+export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
+  await db.connection().execute((connection) =>
+    underMigrationLock(connection, kind, async () => {
+      const migrator = new Migrator({ db: connection, provider: providerFor(kind) });
+      const { error, results } = await migrator.migrateToLatest();
+      const failed = results?.find((r) => r.status === 'Error');
+      if (error || failed) {
+        throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
+      }
+    }),
+  );
+}
+
+/** "roostmig": the advisory lock only migrations take. */
+const postgresLockKey = '8245931984403917159';
+/** How long a process waits for another one's migrations before giving up. */
+const lockWaitMs = 10 * 60_000;
+
+/**
+ * Servers and CLI commands starting together on one database migrate one at a time: the whole run,
+ * the migrator's own bookkeeping tables included, happens on one connection that holds the lock.
+ * kysely's migrator locks nothing across SQLite processes, and on PostgreSQL only after creating
+ * its tables. PostgreSQL: a session advisory lock (the server frees it if the process dies).
+ * SQLite: one write transaction (BEGIN IMMEDIATE) around the run, which also leaves nothing
+ * half-applied when a step fails.
+ */
+async function underMigrationLock(connection: Kysely<any>, kind: Kind, work: () => Promise<void>): Promise<void> {
+  if (kind === 'postgres') {
+    await sql`SELECT pg_advisory_lock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection);
+    try {
+      await work();
+    } finally {
+      // A lost connection took the lock with it.
+      await sql`SELECT pg_advisory_unlock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection).catch(() => undefined);
+    }
+    return;
+  }
+  const deadline = Date.now() + lockWaitMs;
+  for (;;) {
+    try {
+      await sql`BEGIN IMMEDIATE`.execute(connection);
+      break;
+    } catch (error) {
+      // busy_timeout ran out while another process migrates a big database: keep waiting.
+      const busy = String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() > deadline) throw error;
+    }
+  }
+  try {
+    await work();
+  } catch (error) {
+    await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+    throw error;
+  }
+  await sql`COMMIT`.execute(connection);
+}

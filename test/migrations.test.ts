@@ -1,0 +1,67 @@
+// The schema is one ordered folder of migrations (src/storage/sql/migrations, issue #14): the loader
+// lists exactly the folder's files, in name order, and a fresh database migrates to the schema
+// named here, on the store under test.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { migrations } from '../src/storage/sql/migrations/migrate.ts';
+import { testDatabase } from './helpers/databases.ts';
+
+test('the loader lists every migration file of the folder, in name order', () => {
+  const files = readdirSync(new URL('../src/storage/sql/migrations/', import.meta.url))
+    .filter((file) => file !== 'migrate.ts')
+    .map((file) => file.replace(/\.ts$/, ''));
+  for (const file of files) assert.match(file, /^\d{4}_[a-z0-9_]+$/, `${file}: migrations are named NNNN_what_it_does.ts`);
+  const listed = migrations.map(([name]) => name);
+  assert.deepEqual(listed, files.sort());
+  assert.deepEqual(listed, [...listed].sort());
+});
+
+const tables = [
+  'apps', 'auth_identities', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
+  'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox',
+  'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
+];
+/** Named indexes; primary keys and unique constraints are left to each database's naming. */
+const indexes = [
+  'auth_identities_user_idx', 'mail_tokens_user_idx', 'objects_created_idx', 'objects_email_key', 'objects_installation_id_key',
+  'objects_mobile_phone_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
+  'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending',
+  'sms_codes_digest_idx', 'sms_sends_phone_idx',
+];
+
+test('a fresh database migrates to the whole schema, and a second start applies nothing', async () => {
+  const database = await testDatabase();
+  try {
+    await (await database.open()).close();
+    await (await database.open()).close();
+    let schema: { tables: string[]; indexes: string[]; applied: string[] };
+    if (database.kind === 'sqlite') {
+      const db = new Database(database.env.SQLITE_PATH, { readonly: true });
+      const names = (type: string) =>
+        (db.prepare(`SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name`).all(type) as Array<{ name: string }>).map((r) => r.name);
+      schema = {
+        tables: names('table'),
+        indexes: names('index'),
+        applied: (db.prepare('SELECT name FROM kysely_migration ORDER BY name').all() as Array<{ name: string }>).map((r) => r.name),
+      };
+      db.close();
+    } else {
+      const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+      await client.connect();
+      const names = async (query: string) => (await client.query<{ name: string }>(query)).rows.map((r) => r.name);
+      schema = {
+        tables: await names(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`),
+        indexes: await names(`SELECT i.indexname AS name FROM pg_indexes i WHERE i.schemaname = 'public' AND NOT EXISTS
+          (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname) ORDER BY 1`),
+        applied: await names('SELECT name FROM kysely_migration ORDER BY name'),
+      };
+      await client.end();
+    }
+    assert.deepEqual(schema, { tables, indexes, applied: migrations.map(([name]) => name) });
+  } finally {
+    await database.drop();
+  }
+});
