@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.ts';
 import { lockingAttempts, type AccountStore } from '../storage/account-store.ts';
 
@@ -6,6 +7,9 @@ import { lockingAttempts, type AccountStore } from '../storage/account-store.ts'
  * last; the 7th (lockingAttempts) is the one that locks.
  */
 export const lockoutPolicy = { windowMs: 15 * 60 * 1000 };
+
+/** Longest a locked attempt waits for concurrent attempts to settle (real time: one hash check or a few). */
+const settleWaitMs = 1500;
 
 /**
  * What a guarded secret check came to: refused unchecked because the user is locked, right, or
@@ -34,11 +38,26 @@ export class Lockout {
    * whose answer was never given.
    */
   async guard(appId: string, userId: string, check: () => Promise<boolean>): Promise<Verdict> {
-    const counted = await this.store.beginLoginAttempt(appId, userId, this.clock.now(), lockoutPolicy.windowMs);
+    const counted = await this.beginAttempt(appId, userId);
     if (counted === null) return { kind: 'locked' };
     if (!(await check())) return { kind: 'wrong', locks: counted >= lockingAttempts };
     await this.store.clearLoginFailures(appId, userId);
     return { kind: 'right' };
+  }
+
+  /**
+   * Counts the attempt; while the user is locked, retries for up to settleWaitMs. Attempts still
+   * being checked count as failures until they settle, and a right one among them clears the
+   * count: without the wait, the 8th of 8 simultaneous right logins (a user on several devices)
+   * was refused with 219. A lock of settled failures outlasts the wait and is answered after it.
+   */
+  private async beginAttempt(appId: string, userId: string): Promise<number | null> {
+    const deadline = Date.now() + settleWaitMs;
+    for (let delay = 25; ; delay = Math.min(delay * 2, 200)) {
+      const counted = await this.store.beginLoginAttempt(appId, userId, this.clock.now(), lockoutPolicy.windowMs);
+      if (counted !== null || Date.now() + delay > deadline) return counted;
+      await sleep(delay);
+    }
   }
 
   /** A wrong code outside a login (phone change, verification, reset) counts toward the lock too. */
