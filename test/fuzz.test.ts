@@ -2,7 +2,9 @@
 // server registers. Thousands of malformed requests — odd path segments, hostile query strings,
 // wrong bodies, bad keys and headers, with and without the master key and a session — must each
 // answer below 500, every error as {code, error}, while /health keeps answering within 200 ms.
-// FUZZ_SEED and FUZZ_RUNS (requests per route) override the defaults to explore further.
+// The push channel's WebSocket frames are fuzzed at the end of the file.
+// To explore further: FUZZ_SEED, FUZZ_RUNS (requests a route), FUZZ_CHANNEL_SESSIONS, FUZZ_BUDGET_MS;
+// FUZZ_DUMP=<file> appends each failing request (to replay), FUZZ_TRACE=<file> every answer's summary.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
