@@ -38,7 +38,9 @@ export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
       const { error, results } = await migrator.migrateToLatest();
       const failed = results?.find((r) => r.status === 'Error');
       if (error || failed) {
-        throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
+        // No failed step: kysely refused the run, e.g. a database that ran migrations this folder no longer has.
+        const what = failed ? `migration ${failed.migrationName}` : 'migrations';
+        throw new Error(`${what} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
       }
     }),
   );
