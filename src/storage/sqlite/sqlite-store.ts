@@ -22,7 +22,7 @@ function objectByIdSql(readerCount: number): string {
  * The SQL store on SQLite, with get-by-id run as a prepared statement straight on the
  * connection (preparedGetById): building and compiling the Kysely query, its connection mutex
  * and row objects were most of a get-by-id's storage cost (16-23 -> 8-11 µs, bench/RESULTS.md,
- * Objects). test/get-by-id-paths.test.ts holds its answers to SqlStore's for the same rows.
+ * Objects). test/storage/get-by-id-paths.test.ts holds its answers to SqlStore's for the same rows.
  *
  * Safe because better-sqlite3 runs a statement synchronously, so nothing interleaves with it,
  * and it is only done while no transaction is open on the connection: inside one (Kysely's

@@ -1,39 +1,14 @@
 // Get-by-id's fast paths answer as the general path does (issue #14: a fast path that stays has a named
 // seam and an equivalence test). SqliteStore.preparedGetById reads outside Kysely; Store.getObjectJson
 // hands on the stored text, which must be JSON.stringify's text of the fields getObject gives. Run on the
-// store the suite runs against (SQLite, or PostgreSQL with DATABASE_URL), in-process.
-import { test, after, before } from 'node:test';
+// database the run selects (test/storage/stores.ts), in-process.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Store } from '../src/storage/store.ts';
-import type { Acl, Readers, StoredObject } from '../src/objects/types.ts';
-import { SqlStore } from '../src/storage/sql/sql-store.ts';
-import { openSqliteStore } from '../src/storage/sqlite/open.ts';
-import { openPostgresStore } from '../src/storage/postgres/open.ts';
-import { freshPostgresDatabase, postgresUrl } from './helpers/databases.ts';
+import type { Acl, Readers, StoredObject } from '../../src/objects/types.ts';
+import { SqlStore } from '../../src/storage/sql/sql-store.ts';
+import { freshApp, useStore } from './stores.ts';
 
-let store: Store;
-let cleanup: () => Promise<void>;
-
-before(async () => {
-  if (postgresUrl) {
-    const db = await freshPostgresDatabase();
-    store = await openPostgresStore({ url: db.url, poolSize: 4 });
-    cleanup = db.drop;
-  } else {
-    const dir = mkdtempSync(join(tmpdir(), 'roost-get-by-id-'));
-    store = await openSqliteStore({ path: join(dir, 'db.sqlite') });
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  }
-  await store.createApp({ appId: 'app1', name: 'one', appKey: 'k1', masterKey: 'm1', settings: {}, createdAt: 1 });
-});
-
-after(async () => {
-  await store?.close();
-  await cleanup?.();
-});
+const store = useStore();
 
 const bodies: Array<StoredObject['data']> = [
   {},
@@ -53,6 +28,7 @@ const acls: Array<Acl | null> = [
 const readerSets: Readers[] = [null, ['*'], ['*', 'u1'], ['*', 'u2', 'role:admin'], ['*', 'u0', 'u1', 'u2', 'u3', 'u5']];
 
 test('getObject and getObjectJson answer as SqlStore does, for every row, reader set and odd id', async () => {
+  const appId = await freshApp(store());
   const now = Date.UTC(2024, 1, 29, 23, 59, 59, 999);
   const refs: Array<{ appId: string; className: string; objectId: string }> = [];
   let seq = 0;
@@ -61,23 +37,23 @@ test('getObject and getObjectJson answer as SqlStore does, for every row, reader
       seq += 1;
       const objectId = `paths${String(seq).padStart(19, '0')}`;
       const object = { className: 'Paths', objectId, createdAt: now, updatedAt: now + seq, acl, data };
-      assert.equal((await store.insertObject('app1', object)).ok, true);
-      refs.push({ appId: 'app1', className: 'Paths', objectId });
+      assert.equal((await store().insertObject(appId, object)).ok, true);
+      refs.push({ appId, className: 'Paths', objectId });
     }
   }
   refs.push(
-    { appId: 'app1', className: 'Paths', objectId: 'missing00000000000000000' },
-    { appId: 'app1', className: 'Paths', objectId: 'not\u0000plausible' },
-    { appId: 'app1', className: 'Other', objectId: refs[0].objectId },
-    { appId: 'app2', className: 'Paths', objectId: refs[0].objectId },
+    { appId, className: 'Paths', objectId: 'missing00000000000000000' },
+    { appId, className: 'Paths', objectId: 'not\u0000plausible' },
+    { appId, className: 'Other', objectId: refs[0].objectId },
+    { appId: `${appId}x`, className: 'Paths', objectId: refs[0].objectId },
   );
   let seen = 0;
   for (const ref of refs) {
     for (const readers of readerSets) {
       const label = `${ref.className}/${ref.objectId} readers ${JSON.stringify(readers)}`;
-      const general = await SqlStore.prototype.getObject.call(store as SqlStore, ref, readers);
-      assert.deepEqual(await store.getObject(ref, readers), general, label);
-      const json = await store.getObjectJson(ref, readers);
+      const general = await SqlStore.prototype.getObject.call(store() as SqlStore, ref, readers);
+      assert.deepEqual(await store().getObject(ref, readers), general, label);
+      const json = await store().getObjectJson(ref, readers);
       assert.deepEqual(json, general && { createdAt: general.createdAt, updatedAt: general.updatedAt, dataJson: JSON.stringify(general.data) }, label);
       if (general) seen += 1;
     }
