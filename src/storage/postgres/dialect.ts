@@ -1,23 +1,13 @@
 import { sql } from 'kysely';
-import { table } from '../../lib/lookup.ts';
 import type { Regex } from '../../objects/regex.ts';
-import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
-import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
+import type { Json, OrderKey } from '../../objects/types.ts';
+import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
 import { comparisonOperators } from '../sql/where.ts';
 import { postgresRegex } from './regex.ts';
 
 function field(path: string[]): Sql {
   return sql`(o.data #> ${sql.val(path)}::text[])`;
 }
-
-const uniqueIndexes = table<UniqueField>({
-  objects_pkey: 'objectId',
-  objects_username_key: 'username',
-  objects_email_key: 'email',
-  objects_mobile_phone_key: 'mobilePhoneNumber',
-  objects_installation_id_key: 'installationId',
-  auth_identities_pkey: 'authData',
-});
 
 export const postgresDialect: SqlDialect = {
   kind: 'postgres',
@@ -87,9 +77,9 @@ export const postgresDialect: SqlDialect = {
   encodeReaders: (readers) => readers,
   rowLock: sql`FOR UPDATE`,
 
-  uniqueViolation(error: unknown): UniqueField | null {
+  uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };
     if (e?.code !== '23505') return null;
-    return uniqueIndexes[e.constraint ?? ''] ?? null;
+    return { name: e.constraint ?? '' };
   },
 };

@@ -1,24 +1,8 @@
 import type { ImportRecord } from '../ops-store.ts';
-import { promotedColumns, readersOf } from '../sql/sql-store.ts';
+import { objectColumns, toRow, type ObjectRow } from '../sql/object-row.ts';
 
 /** The objects columns an import loads, in the order of each encoded row. */
-export const importColumns = [
-  'app_id',
-  'class_name',
-  'id',
-  'created_at',
-  'updated_at',
-  'data',
-  'acl',
-  'readers',
-  'username',
-  'email',
-  'mobile_phone',
-  'installation_id',
-  'password_hash',
-  'session_digest',
-  'session_cipher',
-].join(', ');
+export const importColumns = objectColumns.join(', ');
 
 const copySpecial = /[\\\t\n\r]/;
 const copyEscapes: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -34,35 +18,33 @@ function textArray(values: string[]): string {
   return `{${values.map((value) => `"${value.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
+/** A column of the row in COPY's text format: JSON as text, readers as a text[] literal. */
+function copyField(row: ObjectRow, column: keyof ObjectRow): string {
+  switch (column) {
+    case 'created_at':
+    case 'updated_at':
+      return String(row[column]);
+    case 'data':
+      return field(JSON.stringify(row.data));
+    case 'acl':
+      return field(row.acl === null ? null : JSON.stringify(row.acl));
+    case 'readers':
+      return field(textArray(row.readers));
+    default:
+      return field(row[column]);
+  }
+}
+
 /**
- * Records as rows of `COPY objects (importColumns) FROM STDIN` in the text format: the same
- * values the INSERT of a single object stores (src/storage/sql/sql-store.ts), built on the
- * parse thread so the main thread only passes the bytes on.
+ * Records as rows of `COPY objects (importColumns) FROM STDIN` in the text format: the rows of
+ * src/storage/sql/object-row.ts, as every insert stores them, built on the parse thread so the
+ * main thread only passes the bytes on.
  */
 export function encodeImportRows(appId: string, records: ImportRecord[]): string {
   const lines: string[] = [];
-  const app = field(appId);
   for (const { object, passwordHash, session } of records) {
-    const promoted = promotedColumns(object);
-    lines.push(
-      [
-        app,
-        field(object.className),
-        field(object.objectId),
-        String(object.createdAt),
-        String(object.updatedAt),
-        field(JSON.stringify(object.data)),
-        field(object.acl === null ? null : JSON.stringify(object.acl)),
-        field(textArray(readersOf(object.acl))),
-        field(promoted.username),
-        field(promoted.email),
-        field(promoted.mobile_phone),
-        field(promoted.installation_id),
-        field(passwordHash),
-        field(session?.digest ?? null),
-        field(session?.cipher ?? null),
-      ].join('\t'),
-    );
+    const row = toRow(appId, object, { passwordHash, session });
+    lines.push(objectColumns.map((column) => copyField(row, column)).join('\t'));
   }
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }

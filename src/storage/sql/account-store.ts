@@ -1,15 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Acl, StoredObject, WriteOutcome } from '../../objects/types.ts';
+import type { StoredObject, WriteOutcome } from '../../objects/types.ts';
 import type { AccountStore, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
+import { fromRow, insertRows, objectSelect, promotedColumn, takenOrThrow, toRow, type SelectedRow } from './object-row.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 
-interface UserRow {
-  id: string;
-  created_at: number | string;
-  updated_at: number | string;
-  data: unknown;
-  acl: unknown;
+interface UserRow extends SelectedRow {
   password_hash: string | null;
   session_cipher: string | null;
 }
@@ -20,19 +16,6 @@ interface UserRow {
  * of ON CONFLICT DO UPDATE orders concurrent attempts on PostgreSQL; SQLite runs a statement alone).
  */
 const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
-
-const loginColumns = { username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' } as const;
-
-function readersOf(acl: Acl | null): string[] {
-  if (acl === null) return ['*'];
-  return Object.entries(acl)
-    .filter(([, permission]) => permission.read === true)
-    .map(([principal]) => principal);
-}
-
-function text(data: Record<string, unknown>, key: string): string | null {
-  return typeof data[key] === 'string' ? (data[key] as string) : null;
-}
 
 /**
  * AccountStore on SQL. The secrets live in their own columns of the `_User` row
@@ -48,53 +31,33 @@ export class SqlAccountStore implements AccountStore {
     this.dialect = options.dialect;
   }
 
-  private toUser(row: UserRow): StoredObject {
-    return {
-      className: '_User',
-      objectId: row.id,
-      createdAt: Number(row.created_at),
-      updatedAt: Number(row.updated_at),
-      acl: this.dialect.decodeJson<Acl | null>(row.acl),
-      data: this.dialect.decodeJson(row.data) ?? {},
-    };
-  }
-
   async insertUser(
     appId: string,
     user: StoredObject,
     secrets: { passwordHash: string; session: SessionSeal },
   ): Promise<WriteOutcome> {
-    const d = this.dialect;
     try {
-      await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, acl, readers,
-          username, email, mobile_phone, password_hash, session_digest, session_cipher)
-        VALUES (${appId}, '_User', ${user.objectId}, ${user.createdAt}, ${user.updatedAt},
-          ${d.encodeJson(user.data)}, ${d.encodeJson(user.acl)}, ${d.encodeReaders(readersOf(user.acl))},
-          ${text(user.data, 'username')}, ${text(user.data, 'email')}, ${text(user.data, 'mobilePhoneNumber')},
-          ${secrets.passwordHash}, ${secrets.session.digest}, ${secrets.session.cipher})`.execute(this.db);
+      await insertRows(this.dialect, [toRow(appId, user, secrets)]).execute(this.db);
       return { ok: true, object: user };
     } catch (error) {
-      const field = d.uniqueViolation(error);
-      if (field) return { ok: false, reason: 'taken', field };
-      throw error;
+      return takenOrThrow(this.dialect, error);
     }
   }
 
   async findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null> {
     // An id no server issued names no user; PostgreSQL would refuse some (a NUL byte) with an error.
     if ('userId' in lookup && !isPlausibleId(lookup.userId)) return null;
-    const match = 'userId' in lookup ? sql`id = ${lookup.userId}` : sql`${sql.ref(loginColumns[lookup.field])} = ${lookup.value}`;
-    const { rows } = await sql<UserRow>`SELECT id, created_at, updated_at, data, acl, password_hash, session_cipher
-      FROM objects WHERE app_id = ${appId} AND class_name = '_User' AND ${match}`.execute(this.db);
+    const match = 'userId' in lookup ? sql`id = ${lookup.userId}` : sql`${sql.ref(promotedColumn('_User', lookup.field)!)} = ${lookup.value}`;
+    const { rows } = await sql<UserRow>`SELECT ${objectSelect}, o.password_hash, o.session_cipher
+      FROM objects o WHERE app_id = ${appId} AND class_name = '_User' AND ${match}`.execute(this.db);
     const row = rows[0];
-    return row ? { user: this.toUser(row), passwordHash: row.password_hash, sessionCipher: row.session_cipher } : null;
+    return row ? { user: fromRow(this.dialect, row), passwordHash: row.password_hash, sessionCipher: row.session_cipher } : null;
   }
 
   async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
-    const { rows } = await sql<UserRow>`SELECT id, created_at, updated_at, data, acl, NULL AS password_hash,
-        NULL AS session_cipher
-      FROM objects WHERE app_id = ${appId} AND session_digest = ${digest} AND class_name = '_User'`.execute(this.db);
-    return rows[0] ? this.toUser(rows[0]) : null;
+    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
+      FROM objects o WHERE app_id = ${appId} AND session_digest = ${digest} AND class_name = '_User'`.execute(this.db);
+    return rows[0] ? fromRow(this.dialect, rows[0]) : null;
   }
 
   async setSession(appId: string, userId: string, session: SessionSeal): Promise<boolean> {

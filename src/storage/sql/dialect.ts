@@ -1,9 +1,11 @@
 import type { RawBuilder } from 'kysely';
 import type { Regex } from '../../objects/regex.ts';
-import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
+import type { Json, OrderKey } from '../../objects/types.ts';
 
 export type Sql = RawBuilder<unknown>;
 export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
+/** PostgreSQL names the index (or constraint); SQLite lists its table and columns. */
+export type ViolatedIndex = { name: string } | { table: string; columns: string[] };
 
 /**
  * What differs between the databases: how JSON fields are reached and compared, how the
@@ -33,5 +35,6 @@ export interface SqlDialect {
   encodeReaders(readers: string[]): unknown;
   /** FOR UPDATE where the database has row locks. */
   readonly rowLock: Sql;
-  uniqueViolation(error: unknown): UniqueField | null;
+  /** The unique index a driver error says a write violated, in the driver's words (object-row.ts reads it); null for any other error. */
+  uniqueViolation(error: unknown): ViolatedIndex | null;
 }

@@ -1,19 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { Acl, JsonObject, StoredObject, WriteOutcome } from '../../objects/types.ts';
+import type { JsonObject, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import type { SessionSeal } from '../account-store.ts';
 import { authDataIdentities, type BoundIdentity, type Identity, type IdentityStore } from '../identity-store.ts';
 import type { SqlDialect } from './dialect.ts';
-
-function readersOf(acl: Acl | null): string[] {
-  if (acl === null) return ['*'];
-  return Object.entries(acl)
-    .filter(([, permission]) => permission.read === true)
-    .map(([principal]) => principal);
-}
-
-function text(data: JsonObject, key: string): string | null {
-  return typeof data[key] === 'string' ? (data[key] as string) : null;
-}
+import { insertRows, takenOrThrow, toRow } from './object-row.ts';
 
 /**
  * Makes the identity rows of a user match its authData. Runs inside the transaction that
@@ -58,22 +48,14 @@ export class SqlIdentityStore implements IdentityStore {
     user: StoredObject,
     secrets: { passwordHash: string | null; session: SessionSeal },
   ): Promise<WriteOutcome> {
-    const d = this.dialect;
     try {
       await this.db.transaction().execute(async (trx) => {
-        await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, acl, readers,
-            username, email, mobile_phone, password_hash, session_digest, session_cipher)
-          VALUES (${appId}, '_User', ${user.objectId}, ${user.createdAt}, ${user.updatedAt},
-            ${d.encodeJson(user.data)}, ${d.encodeJson(user.acl)}, ${d.encodeReaders(readersOf(user.acl))},
-            ${text(user.data, 'username')}, ${text(user.data, 'email')}, ${text(user.data, 'mobilePhoneNumber')},
-            ${secrets.passwordHash}, ${secrets.session.digest}, ${secrets.session.cipher})`.execute(trx);
+        await insertRows(this.dialect, [toRow(appId, user, secrets)]).execute(trx);
         await syncIdentities(trx, appId, user.objectId, user.data);
       });
       return { ok: true, object: user };
     } catch (error) {
-      const field = d.uniqueViolation(error);
-      if (field) return { ok: false, reason: 'taken', field };
-      throw error;
+      return takenOrThrow(this.dialect, error);
     }
   }
 }

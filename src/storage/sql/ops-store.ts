@@ -3,7 +3,7 @@ import type { JsonObject, UniqueField } from '../../objects/types.ts';
 import { importedIdentities, type Identity } from '../identity-store.ts';
 import type { ImportBatch, ImportRecord, ImportStatus, OpsStore, QueueDepth } from '../ops-store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { promotedColumns, readersOf } from './sql-store.ts';
+import { insertRows, promotedColumns, promotedFields, toRow, updateSet } from './object-row.ts';
 
 /** Rows per statement on SQLite, well inside its 32,766 bound parameters. */
 const sqliteRowsPerStatement = 1000;
@@ -16,13 +16,6 @@ export interface UniqueValues {
   installation_id: string | null;
   session_digest: string | null;
 }
-
-const uniqueFields: Record<string, UniqueField> = {
-  username: 'username',
-  email: 'email',
-  mobile_phone: 'mobilePhoneNumber',
-  installation_id: 'installationId',
-};
 
 /**
  * OpsStore on SQL. An import batch is one transaction of a few statements whatever its size:
@@ -46,7 +39,7 @@ export class SqlOpsStore implements OpsStore {
     return this.db.transaction().execute(async (trx) => {
       const inserted: string[] = [];
       for (let start = 0; start < records.length; start += sqliteRowsPerStatement) {
-        inserted.push(...(await this.insertRows(trx, appId, records.slice(start, start + sqliteRowsPerStatement))));
+        inserted.push(...(await this.insertRecords(trx, appId, records.slice(start, start + sqliteRowsPerStatement))));
       }
       const objectIds = records.map((r) => r.object.objectId);
       const statuses = insertedStatuses(objectIds, inserted);
@@ -55,12 +48,12 @@ export class SqlOpsStore implements OpsStore {
         const object = records[record].object;
         const authData = { ...(object.data.authData as JsonObject) };
         for (const platform of platforms) delete authData[platform];
-        await sql`UPDATE objects SET data = ${this.dialect.encodeJson({ ...object.data, authData })}
+        await sql`UPDATE objects SET ${updateSet(this.dialect, toRow(appId, { ...object, data: { ...object.data, authData } }))}
           WHERE app_id = ${appId} AND class_name = '_User' AND id = ${object.objectId}`.execute(trx);
       });
       await this.explainSkipped(trx, { appId, className, objectIds, statuses }, async (indexes) =>
         indexes.map((i) => ({
-          ...(promotedColumns(records[i].object) as Omit<UniqueValues, 'session_digest'>),
+          ...promotedColumns(records[i].object),
           session_digest: records[i].session?.digest ?? null,
         })),
       );
@@ -69,18 +62,10 @@ export class SqlOpsStore implements OpsStore {
   }
 
   /** Inserts what it can; answers the ids of the rows it stored. */
-  private async insertRows(trx: Kysely<any>, appId: string, records: ImportRecord[]): Promise<string[]> {
-    const d = this.dialect;
-    const rows = records.map(({ object, passwordHash, session }) => {
-      const promoted = promotedColumns(object);
-      return sql`(${appId}, ${object.className}, ${object.objectId}, ${object.createdAt}, ${object.updatedAt},
-        ${d.encodeJson(object.data)}, ${d.encodeJson(object.acl)}, ${d.encodeReaders(readersOf(object.acl))},
-        ${promoted.username}, ${promoted.email}, ${promoted.mobile_phone}, ${promoted.installation_id},
-        ${passwordHash}, ${session?.digest ?? null}, ${session?.cipher ?? null})`;
-    });
-    const { rows: stored } = await sql<{ id: string }>`INSERT INTO objects (app_id, class_name, id, created_at, updated_at,
-        data, acl, readers, username, email, mobile_phone, installation_id, password_hash, session_digest, session_cipher)
-      VALUES ${sql.join(rows)} ON CONFLICT DO NOTHING RETURNING id`.execute(trx);
+  private async insertRecords(trx: Kysely<any>, appId: string, records: ImportRecord[]): Promise<string[]> {
+    const rows = records.map(({ object, passwordHash, session }) => toRow(appId, object, { passwordHash, session }));
+    const { rows: stored } = await sql<{ id: string }>`${insertRows(this.dialect, rows)}
+      ON CONFLICT DO NOTHING RETURNING id`.execute(trx);
     return stored.map((row) => row.id);
   }
 
@@ -161,8 +146,8 @@ export class SqlOpsStore implements OpsStore {
   }
 
   private async takenField(trx: Kysely<any>, appId: string, values: UniqueValues): Promise<UniqueField | 'sessionToken' | null> {
-    for (const [column, field] of Object.entries(uniqueFields)) {
-      const value = values[column as keyof UniqueValues];
+    for (const { column, field } of promotedFields) {
+      const value = values[column];
       if (value === null || value === undefined) continue;
       const { rows } = await sql`SELECT 1 AS one FROM objects WHERE app_id = ${appId} AND ${sql.ref(column)} = ${value}`.execute(trx);
       if (rows.length > 0) return field;

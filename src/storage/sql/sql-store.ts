@@ -3,7 +3,6 @@ import { ApiError } from '../../lib/errors.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import type { AppSettings } from '../../apps/settings.ts';
 import type {
-  Acl,
   AppRecord,
   Change,
   Condition,
@@ -28,15 +27,7 @@ import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } f
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
 import { serialiseOn } from './serialise.ts';
-
-interface ObjectRow {
-  class_name: string;
-  id: string;
-  created_at: number | string;
-  updated_at: number | string;
-  data: unknown;
-  acl: unknown;
-}
+import { fromRow, insertRows, objectSelect, readersOf, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
 
 interface AppRow {
   app_id: string;
@@ -45,25 +36,6 @@ interface AppRow {
   master_key: string;
   settings: unknown;
   created_at: number | string;
-}
-
-export function readersOf(acl: Acl | null): string[] {
-  if (acl === null) return ['*'];
-  return Object.entries(acl)
-    .filter(([, permission]) => permission.read === true)
-    .map(([principal]) => principal);
-}
-
-/** Columns the server relies on, lifted out of the schema-free data so indexes can hold them. */
-export function promotedColumns(object: StoredObject) {
-  const text = (key: string) => (typeof object.data[key] === 'string' ? (object.data[key] as string) : null);
-  const isUser = object.className === '_User';
-  return {
-    username: isUser ? text('username') : null,
-    email: isUser ? text('email') : null,
-    mobile_phone: isUser ? text('mobilePhoneNumber') : null,
-    installation_id: object.className === '_Installation' ? text('installationId') : null,
-  };
 }
 
 /** The Store on a SQL database; the dialect supplies what differs between SQLite and PostgreSQL. */
@@ -162,44 +134,25 @@ export class SqlStore implements Store {
 
   // ── objects ─────────────────────────────────────────────────────────────────
 
-  protected toObject(row: ObjectRow): StoredObject {
-    return {
-      className: row.class_name,
-      objectId: row.id,
-      createdAt: Number(row.created_at),
-      updatedAt: Number(row.updated_at),
-      acl: this.dialect.decodeJson<Acl | null>(row.acl),
-      data: this.dialect.decodeJson(row.data) ?? {},
-    };
-  }
-
   private readable(readers: Readers) {
     return readers === null ? sql`1=1` : this.dialect.readableBy(readers);
   }
 
   async insertObject(appId: string, object: StoredObject): Promise<WriteOutcome> {
-    const d = this.dialect;
-    const promoted = promotedColumns(object);
     try {
-      await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, acl, readers,
-          username, email, mobile_phone, installation_id)
-        VALUES (${appId}, ${object.className}, ${object.objectId}, ${object.createdAt}, ${object.updatedAt},
-          ${d.encodeJson(object.data)}, ${d.encodeJson(object.acl)}, ${d.encodeReaders(readersOf(object.acl))},
-          ${promoted.username}, ${promoted.email}, ${promoted.mobile_phone}, ${promoted.installation_id})`.execute(this.db);
+      await insertRows(this.dialect, [toRow(appId, object)]).execute(this.db);
       return { ok: true, object };
     } catch (error) {
-      const field = d.uniqueViolation(error);
-      if (field) return { ok: false, reason: 'taken', field };
-      throw error;
+      return takenOrThrow(this.dialect, error);
     }
   }
 
   async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
-    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
       AND ${this.readable(readers)}`.execute(this.db);
-    return rows[0] ? this.toObject(rows[0]) : null;
+    return rows[0] ? fromRow(this.dialect, rows[0]) : null;
   }
 
   async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
@@ -209,11 +162,11 @@ export class SqlStore implements Store {
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
     const d = this.dialect;
-    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
       AND ${compileWhere(d, className, query.where)} AND ${this.readable(query.readers)}
       ORDER BY ${compileOrder(d, className, query.order)} LIMIT ${query.limit} OFFSET ${query.skip}`.execute(this.db);
-    return rows.map((row) => this.toObject(row));
+    return rows.map((row) => fromRow(this.dialect, row));
   }
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
@@ -233,10 +186,10 @@ export class SqlStore implements Store {
   /** Selects the row under lock. */
   private async lockRow(trx: Kysely<any>, ref: ObjectRef): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
-    const { rows } = await sql<ObjectRow>`SELECT o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl
+    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
       ${this.dialect.rowLock}`.execute(trx);
-    return rows[0] ? this.toObject(rows[0]) : null;
+    return rows[0] ? fromRow(this.dialect, rows[0]) : null;
   }
 
   /**
@@ -253,7 +206,6 @@ export class SqlStore implements Store {
   }
 
   async updateObject(ref: ObjectRef, change: Change, condition?: Condition): Promise<WriteOutcome> {
-    const d = this.dialect;
     try {
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
         const current = await this.lockRow(trx, ref);
@@ -262,11 +214,7 @@ export class SqlStore implements Store {
         const next = change(current);
         if (next instanceof ApiError) return { ok: false, reason: 'refused', error: next };
         if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
-        const promoted = promotedColumns(next);
-        await sql`UPDATE objects SET updated_at = ${next.updatedAt}, data = ${d.encodeJson(next.data)},
-            acl = ${d.encodeJson(next.acl)}, readers = ${d.encodeReaders(readersOf(next.acl))},
-            username = ${promoted.username}, email = ${promoted.email}, mobile_phone = ${promoted.mobile_phone},
-            installation_id = ${promoted.installation_id}
+        await sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
         // A user's third-party identities follow its authData in the same transaction (unique index: 208).
         if (ref.className === '_User' && authDataChanged(current.data, next.data)) {
@@ -275,9 +223,7 @@ export class SqlStore implements Store {
         return { ok: true, object: next };
       });
     } catch (error) {
-      const field = d.uniqueViolation(error);
-      if (field) return { ok: false, reason: 'taken', field };
-      throw error;
+      return takenOrThrow(this.dialect, error);
     }
   }
 

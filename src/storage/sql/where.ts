@@ -2,13 +2,10 @@ import { sql } from 'kysely';
 import type { Json, OrderKey, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
 import type { Comparison, Sql, SqlDialect } from './dialect.ts';
+import { promotedColumn } from './object-row.ts';
 
 /** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
 const timeColumns = table({ createdAt: 'created_at', updatedAt: 'updated_at' });
-const stringColumns = table({
-  _User: table({ username: 'username', email: 'email', mobilePhoneNumber: 'mobile_phone' }),
-  _Installation: table({ installationId: 'installation_id' }),
-});
 
 const operators: Record<Comparison, Sql> = {
   lt: sql.raw('<'),
@@ -23,7 +20,7 @@ function columnFor(className: string, path: string[]): { column: Sql; kind: 'tim
   if (field === 'objectId') return { column: sql.ref('o.id'), kind: 'string' };
   const time = timeColumns[field];
   if (time) return { column: sql.ref(`o.${time}`), kind: 'time' };
-  const promoted = stringColumns[className]?.[field];
+  const promoted = promotedColumn(className, field);
   return promoted ? { column: sql.ref(`o.${promoted}`), kind: 'string' } : null;
 }
 

@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
-import { table } from '../../lib/lookup.ts';
 import type { Regex } from '../../objects/regex.ts';
-import type { Json, OrderKey, UniqueField } from '../../objects/types.ts';
-import type { Comparison, Sql, SqlDialect } from '../sql/dialect.ts';
+import type { Json, OrderKey } from '../../objects/types.ts';
+import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
 import { comparisonOperators } from '../sql/where.ts';
 
 function jsonPath(path: string[]): string {
@@ -44,15 +43,6 @@ function scalarIn(type: Sql, value: Sql, values: Json[]): Sql[] {
 export function readerNeedle(principal: string): string {
   return JSON.stringify(principal);
 }
-
-const uniqueIndexes = table<UniqueField>({
-  'objects.app_id, objects.class_name, objects.id': 'objectId',
-  'objects.app_id, objects.username': 'username',
-  'objects.app_id, objects.email': 'email',
-  'objects.app_id, objects.mobile_phone': 'mobilePhoneNumber',
-  'objects.app_id, objects.installation_id': 'installationId',
-  'auth_identities.app_id, auth_identities.platform, auth_identities.uid': 'authData',
-});
 
 export const sqliteDialect: SqlDialect = {
   kind: 'sqlite',
@@ -135,10 +125,14 @@ export const sqliteDialect: SqlDialect = {
   encodeReaders: (readers) => JSON.stringify(readers),
   rowLock: sql``,
 
-  uniqueViolation(error: unknown): UniqueField | null {
+  uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; message?: string };
     if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && e?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
-    const columns = /UNIQUE constraint failed: (.*)$/.exec(e.message ?? '')?.[1] ?? '';
-    return uniqueIndexes[columns] ?? null;
+    // "objects.app_id, objects.username"; an index on expressions: "index 'name'".
+    const failed = /UNIQUE constraint failed: (.*)$/.exec(e.message ?? '')?.[1] ?? '';
+    const named = /^index '(.*)'$/.exec(failed);
+    if (named) return { name: named[1] };
+    const columns = failed.split(', ').map((column) => column.split('.'));
+    return { table: columns[0][0], columns: columns.map((column) => column[1] ?? '') };
   },
 };
