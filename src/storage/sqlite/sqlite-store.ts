@@ -4,6 +4,7 @@ import type { Readers, StoredJson, StoredObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
 import { SqlStore } from '../sql/sql-store.ts';
+import { fromRow } from '../sql/object-row.ts';
 import { readerNeedle, sqliteDialect } from './dialect.ts';
 
 type ObjectTuple = [createdAt: number, updatedAt: number, data: string, acl: string | null];
@@ -64,14 +65,8 @@ export class SqliteStore extends SqlStore {
     const row = this.preparedGetById(ref, readers);
     if (row === undefined) return super.getObject(ref, readers);
     if (row === null) return null;
-    return {
-      className: ref.className,
-      objectId: ref.objectId,
-      createdAt: Number(row[0]),
-      updatedAt: Number(row[1]),
-      acl: row[3] === null ? null : JSON.parse(row[3]),
-      data: JSON.parse(row[2]) ?? {},
-    };
+    const [created_at, updated_at, data, acl] = row;
+    return fromRow(this.dialect, { class_name: ref.className, id: ref.objectId, created_at, updated_at, data, acl });
   }
 
   /**
