@@ -1110,12 +1110,6 @@ const maxChannelFrame = 64 * 1024;
 
 /** Errors the channel logs that are open findings; each names its finding and goes when it is fixed. */
 const knownOpenChannel: Array<{ finding: string; matches: (logged: string) => boolean }> = [
-  {
-    // /tmp/roost-brief/fuzz-findings.md #7 (area: NUL, point 7), PostgreSQL: an installationId or ack id
-    // with U+0000 reaches the store from the hub (login's mailbox read, the batched ack write).
-    finding: 'NUL ids on the push channel',
-    matches: (logged) => logged.includes('invalid byte sequence for encoding "UTF8": 0x00'),
-  },
 ];
 
 type ChannelFrame = { text: string } | { json: unknown } | { binary: number[] } | { login: { appId: unknown; installationId: unknown; sign: unknown } };

@@ -155,6 +155,29 @@ test('an offline device gets its message on its next login, once', async () => {
   assert.equal(r.lcSuccesses, 1);
 });
 
+// Fuzz finding #7 (issue #13, point 7): on PostgreSQL an ack id with U+0000 failed the batched ack
+// write, and every other device's acks of that flush were lost (their messages came again).
+test("an ack holding an id no push could have does not lose another device's ack", async () => {
+  await install('nul-1', { channels: ['nul'] });
+  await install('nul-2', { channels: ['nul'] });
+  const bad = await online('nul-1', { autoAck: false });
+  const good = await online('nul-2', { autoAck: false });
+  const id = await push({ channels: ['nul'], data: { alert: 'once' } });
+  await server.services.push.drain();
+  await bad.waitForMessages(1);
+  await good.waitForMessages(1);
+  bad.ack(['a\u0000b', id]);
+  good.ack([id]);
+  await settle();
+  await server.services.push.flushAcks();
+  await bad.close();
+  await good.close();
+  const again = [await online('nul-1'), await online('nul-2')];
+  await settle();
+  assert.deepEqual(again.map((device) => device.messages.length), [0, 0]);
+  assert.equal((await record(id)).lcSuccesses, 2);
+});
+
 test('a scheduled push waits for push_time; an expired message is never delivered', async () => {
   await install('sch-1', { channels: ['sched'] });
   const d = await online('sch-1');

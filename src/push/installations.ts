@@ -14,12 +14,17 @@ export const installationClass = '_Installation';
 const profilePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const installationIdPattern = /^[\x21-\x7e]{1,256}$/;
 
+/** Whether `value` could be an installationId: the devices' channels log in with nothing else. */
+export function isInstallationId(value: unknown): value is string {
+  return typeof value === 'string' && installationIdPattern.test(value);
+}
+
 type FieldRule = (value: Json) => void;
 
 /** Fields of the reference §4.1 whose values Roost relies on; anything else is free. */
 const rules = table<FieldRule>({
   installationId(value) {
-    if (typeof value !== 'string' || !installationIdPattern.test(value)) {
+    if (!isInstallationId(value)) {
       fail('incorrectType', 'installationId must be a string of 1 to 256 visible ASCII characters.');
     }
   },

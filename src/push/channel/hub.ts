@@ -4,6 +4,8 @@ import { isoDate } from '../../lib/clock.ts';
 import { md5Hex, safeEqual } from '../../lib/crypto.ts';
 import { catalogue } from '../../lib/errors.ts';
 import type { JsonObject } from '../../objects/types.ts';
+import { isPlausibleId } from '../../objects/values.ts';
+import { isInstallationId } from '../installations.ts';
 import type { AckEntry, PushStore } from '../../storage/push-store.ts';
 
 /** What the hub needs of a WebSocket; the HTTP layer adapts the real one. */
@@ -150,7 +152,7 @@ export class ChannelHub {
   private async login(session: Session, f: Record<string, unknown>): Promise<void> {
     if (session.key !== null) return this.fail(session, 'invalidJson', 'Already logged in.', false);
     const { appId, installationId, sign } = f;
-    if (typeof appId !== 'string' || typeof installationId !== 'string' || installationId === '' || installationId.length > 256) {
+    if (typeof appId !== 'string' || !isPlausibleId(appId) || !isInstallationId(installationId)) {
       return this.fail(session, 'missingRequired', 'login needs appId, installationId and sign.', true);
     }
     const appKey = await this.appKey(appId);
@@ -190,7 +192,9 @@ export class ChannelHub {
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
       return this.fail(session, 'invalidJson', 'ack needs "ids": an array of message ids.', false);
     }
-    for (const id of ids as string[]) {
+    // An id no push could have (a NUL byte, say) acknowledges nothing; written with the others it
+    // failed the whole batched write, and every device's acks of that flush with it.
+    for (const id of (ids as string[]).filter(isPlausibleId)) {
       this.acks.push({ appId: session.appId, installationId: session.installationId, notificationId: id });
     }
     if (this.acks.length >= 1000) void this.flushAcks();
