@@ -106,7 +106,7 @@ export function jsonParser(request: FastifyRequest, body: string, done: Done): v
  * Errors Node's HTTP parser meets before Fastify sees a request (headers too large, a request that
  * did not arrive in time, malformed HTTP) answer {code, error} too, and close the connection.
  */
-export function clientErrorHandler(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const known =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -118,7 +118,7 @@ export function clientErrorHandler(error: Error & { code?: string; rawPacket?: B
   // An answer to HEAD carries no body (a client reads what follows as a broken next response). The
   // method is known when the bytes the parser refused start the request; a request whose headers
   // overflow in a later chunk cannot be told apart and gets the body.
-  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
