@@ -6,7 +6,38 @@ import { comparisonOperators } from '../sql/where.ts';
 import { postgresRegex } from './regex.ts';
 
 function field(path: string[]): Sql {
-  return sql`(o.data #> ${sql.val(path)}::text[])`;
+/**
+ * The field with its path as a quoted SQL literal, not a bound parameter: the planner matches an index
+ * on an expression only when the query spells the same expression (a class index on
+ * (data #> '{a}'::text[])).
+ */
+  return sql`(o.data #> ${pathLiteral(path)})`;
+}
+
+/** '{"a","b"}'::text[]: each element double-quoted for the array syntax, the whole single-quoted for SQL. */
+export function pathLiteral(path: string[]): Sql {
+  const array = `{${path.map((segment) => `"${segment.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+  return sql.raw(`'${array.replaceAll("'", "''")}'::text[]`);
+}
+
+/**
+ * The document {"a": {"b": value}} for the path a.b, or null when a segment is all digits (#> reads it
+ * as an array position, which containment cannot say).
+ */
+function nested(path: string[], value: Json): string | null {
+  if (path.some((segment) => /^\d+$/.test(segment))) return null;
+  return JSON.stringify(path.reduceRight<Json>((inner, segment) => ({ [segment]: inner }), value));
+}
+
+/**
+ * Documents whose containment in o.data means "the field equals the scalar or, being an array,
+ * contains it" (what (o.data #> path) @> value says): o.data @> doc is what the GIN index on
+ * objects.data (jsonb_path_ops) serves, with no index declared on the field.
+ */
+function scalarDocuments(path: string[], value: Json): string[] | null {
+  const plain = nested(path, value);
+  const inArray = nested(path, [value]);
+  return plain === null || inArray === null ? null : [plain, inArray];
 }
 
 export const postgresDialect: SqlDialect = {
@@ -15,17 +46,30 @@ export const postgresDialect: SqlDialect = {
   jsonEquals(path: string[], value: Json): Sql {
     const x = field(path);
     if (value === null) return sql`(${x} IS NULL OR ${x} = 'null'::jsonb)`;
-    if (typeof value === 'object') return sql`coalesce(${x} = ${JSON.stringify(value)}::jsonb, false)`;
+    if (typeof value === 'object') {
+      // Containment first (the GIN index narrows to documents holding at least the value), then exact equality.
+      const doc = nested(path, value);
+      const exact = sql`coalesce(${x} = ${JSON.stringify(value)}::jsonb, false)`;
+      return doc === null ? exact : sql`(o.data @> ${doc}::jsonb AND ${exact})`;
+    }
+    const docs = scalarDocuments(path, value);
     // jsonb containment: a scalar contains itself and a top-level array contains its scalar elements.
-    return sql`coalesce(${x} @> ${JSON.stringify(value)}::jsonb, false)`;
+    if (docs === null) return sql`coalesce(${x} @> ${JSON.stringify(value)}::jsonb, false)`;
+    return sql`(o.data @> ${docs[0]}::jsonb OR o.data @> ${docs[1]}::jsonb)`;
   },
 
   jsonIn(path: string[], values: Json[]): Sql {
     const x = field(path);
     // As jsonEquals, each kind of value with the whole list bound as one jsonb[] parameter.
     const any: Sql[] = [];
-    const scalars = values.filter((v) => v !== null && typeof v !== 'object').map((v) => JSON.stringify(v));
-    if (scalars.length) any.push(sql`coalesce(${x} @> ANY(${sql.val(scalars)}::jsonb[]), false)`);
+    const scalars = values.filter((v) => v !== null && typeof v !== 'object');
+    const docs = scalars.map((v) => scalarDocuments(path, v));
+    if (scalars.length && docs.every((d) => d !== null)) {
+      // A bitmap scan of the GIN index per document.
+      any.push(sql`o.data @> ANY(${sql.val(docs.flat())}::jsonb[])`);
+    } else if (scalars.length) {
+      any.push(sql`coalesce(${x} @> ANY(${sql.val(scalars.map((v) => JSON.stringify(v)))}::jsonb[]), false)`);
+    }
     const composite = values.filter((v) => v !== null && typeof v === 'object').map((v) => JSON.stringify(v));
     if (composite.length) any.push(sql`coalesce(${x} = ANY(${sql.val(composite)}::jsonb[]), false)`);
     if (values.includes(null)) any.push(sql`(${x} IS NULL OR ${x} = 'null'::jsonb)`);
@@ -39,7 +83,8 @@ export const postgresDialect: SqlDialect = {
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
     const x = field(path);
     if (typeof value === 'number') {
-      return sql`coalesce(jsonb_typeof(${x}) = 'number' AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb, false)`;
+      // False, not NULL, for a missing field (NOT keeps its meaning), and the comparison bare, as an index on the field reads it.
+      return sql`(coalesce(jsonb_typeof(${x}), '') = 'number' AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb)`;
     }
     return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') COLLATE "C" ${comparisonOperators[op]} ${value}, false)`;
   },

@@ -9,6 +9,24 @@ function jsonPath(path: string[]): string {
 }
 
 /** json_type names of the values a JS scalar can equal. */
+/**
+ * json_extract(o.data, '<path>') with the path as a quoted SQL literal, not a bound parameter: the
+ * planner matches an index on an expression only when the query spells the same expression, and an
+ * index on json_extract(data, '$."a"') holds a literal.
+ */
+function extract(path: string[]): Sql {
+  return sql`json_extract(o.data, ${pathLiteral(path)})`;
+}
+
+function pathLiteral(path: string[]): Sql {
+  return sql.raw(`'${jsonPath(path).replaceAll("'", "''")}'`);
+}
+
+/** The type of the field, '' when it is missing, so a comparison on it is never NULL (NOT keeps its meaning). */
+function typeOf(path: string[]): Sql {
+  return sql`coalesce(json_type(o.data, ${pathLiteral(path)}), '')`;
+}
+
 function typesOf(value: string | number | boolean): string[] {
   if (typeof value === 'string') return ['text'];
   if (typeof value === 'number') return ['integer', 'real'];
@@ -48,7 +66,7 @@ export const sqliteDialect: SqlDialect = {
   kind: 'sqlite',
 
   jsonEquals(path: string[], value: Json): Sql {
-    const p = jsonPath(path);
+    const p = pathLiteral(path);
     if (value === null) return sql`coalesce(json_type(o.data, ${p}), 'null') = 'null'`;
     if (typeof value === 'object') {
       return sql`(json_type(o.data, ${p}) IN ('object', 'array') AND json_extract(o.data, ${p}) = json(${JSON.stringify(value)}))`;
@@ -63,7 +81,7 @@ export const sqliteDialect: SqlDialect = {
   },
 
   jsonIn(path: string[], values: Json[]): Sql {
-    const p = jsonPath(path);
+    const p = pathLiteral(path);
     const any = scalarIn(sql`json_type(o.data, ${p})`, sql`json_extract(o.data, ${p})`, values);
     const elements = scalarIn(sql`e.type`, sql`e.value`, values);
     if (elements.length) {
@@ -84,9 +102,9 @@ export const sqliteDialect: SqlDialect = {
   },
 
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
-    const p = jsonPath(path);
     const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
-    return sql`coalesce(json_type(o.data, ${p}) IN (${types}) AND json_extract(o.data, ${p}) ${comparisonOperators[op]} ${value}, 0)`;
+    // The type test first makes the whole false (not NULL) for a missing field; the comparison reads an index on the field.
+    return sql`(${typeOf(path)} IN (${types}) AND ${extract(path)} ${comparisonOperators[op]} ${value})`;
   },
 
   jsonExists(path: string[]): Sql {
@@ -112,7 +130,7 @@ export const sqliteDialect: SqlDialect = {
   },
 
   jsonOrder(key: OrderKey): Sql {
-    return sql`json_extract(o.data, ${jsonPath(key.path)}) ${sql.raw(key.descending ? 'DESC' : 'ASC')}`;
+    return sql`${extract(key.path)} ${sql.raw(key.descending ? 'DESC' : 'ASC')}`;
   },
 
   readableBy(readers: readonly string[]): Sql {

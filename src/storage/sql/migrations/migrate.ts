@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration as KyselyMigration, type MigrationProvider, Migrator } from 'kysely';
 import { baseline } from './0001_baseline.ts';
+import { objectsDataGin } from './0002_objects_data_gin.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -12,7 +13,10 @@ export type Migration = Record<Kind, readonly string[]>;
  * by adding the next file (`0002_what_it_does.ts`, statements for both databases) and its line
  * here; test/migrations.test.ts checks that this list and the folder agree.
  */
-export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [['0001_baseline', baseline]];
+export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
+  ['0001_baseline', baseline],
+  ['0002_objects_data_gin', objectsDataGin],
+];
 
 function providerFor(kind: Kind): MigrationProvider {
   return {
