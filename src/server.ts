@@ -30,7 +30,6 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { MailLinks } from './accounts/mail-links.ts';
 import { EmailVerification } from './accounts/email-verification.ts';
 import { PasswordReset } from './accounts/password-reset.ts';
-import { Lockout } from './accounts/lockout.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
 
@@ -124,7 +123,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     store,
     links,
     accounts,
-    lockout: new Lockout({ store: store.accounts, clock }),
+    lockout: accounts.lockout,
     logger: deps.logger,
   });
   const resolveSession: SessionResolver = accounts.resolveSession;

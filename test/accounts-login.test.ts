@@ -141,6 +141,27 @@ test('users/me answers like login; a missing, unknown or garbage token is 211', 
   assert.equal(svc.body.objectId, ann.objectId);
 });
 
+// #14 (accounts): users/me answers from the request's own session lookup, carried in the request
+// context (it replaced a map of resolved users keyed by plaintext token): it is the stored user at
+// once after a write, and a replaced token finds no user on the very next request.
+test('users/me is the stored user of its own request: after an update, and not after a refresh', async () => {
+  const user = await signUp(server.client, { city: 'Oslo' });
+  for (const city of ['Bergen', 'Tromsø']) {
+    const updated = await user.client.put(`/1.1/users/${user.objectId}`, { city });
+    assert.equal(updated.status, 200, updated.text);
+    const byId = await user.client.get(`/1.1/users/${user.objectId}`);
+    const me = await user.client.get('/1.1/users/me');
+    assert.equal(me.status, 200, me.text);
+    assert.deepEqual(me.body, { ...byId.body, sessionToken: user.sessionToken });
+  }
+  const refreshed = await user.client.put(`/1.1/users/${user.objectId}/refreshSessionToken`, {});
+  assert.equal(refreshed.status, 200, refreshed.text);
+  const stale = await user.client.get('/1.1/users/me');
+  assert.deepEqual([stale.status, stale.body], [400, { code: 211, error: 'Could not find user.' }]);
+  const fresh = await server.client.get('/1.1/users/me', { session: refreshed.body.sessionToken });
+  assert.equal(fresh.body.city, 'Tromsø');
+});
+
 test('a stale or unknown token is ignored on calls that need no user', async () => {
   const response = await server.client.post('/1.1/login', { username: ann.username, password: ann.password }, { session: 'stale-token' });
   assert.equal(response.status, 200, response.text);

@@ -90,6 +90,19 @@ describe('SPEC §3.1 rows 2 and 4: sign-up with verification on mails a link tha
     assert.equal(again.body.objectId, user.objectId);
   });
 
+  // Review of e2b2d15 (#14, accounts): an authData (or SMS) sign-up with an email started at
+  // emailVerified false, but only password sign-up mailed the link, so nothing could confirm it.
+  test('an authData sign-up with an email mails the link too', async () => {
+    await t.settings({ verifyEmailOnSignup: true });
+    const email = address();
+    const created = await t.client.post('/1.1/users', { authData: { myplatform: { uid: uniqueName('uid') } }, email });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.emailVerified, false);
+    const link = await mailedLink(email);
+    assert.equal((await follow(link)).status, 200);
+    assert.equal(await emailVerifiedOf(created.body.objectId), true);
+  });
+
   test('the JSON endpoint answers {updatedAt, objectId}, by GET and by POST', async () => {
     const email = address();
     const user = await signUp(t.client, { email });

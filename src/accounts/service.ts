@@ -1,54 +1,26 @@
 import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
-import { conditionFor, readersFor, type Caller } from '../objects/acl.ts';
+import { conditionFor, readersFor } from '../objects/acl.ts';
 import { applyOperations } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
-import type { AppRecord, JsonObject, OrderKey, StoredObject, Where } from '../objects/types.ts';
+import type { JsonObject, OrderKey, StoredObject, Where } from '../objects/types.ts';
 import { wherePaths } from '../objects/query.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
-import { Lockout } from './lockout.ts';
+import { Lockout, type Verdict } from './lockout.ts';
 import { noMetrics, type Metrics } from '../lib/metrics.ts';
 import { PasswordHasher } from './passwords.ts';
 import { SessionTokens } from './sessions.ts';
+import { SignIns } from './sign-in.ts';
 import { SmsAccounts } from './sms.ts';
 import { ThirdPartyAccounts } from './third-party.ts';
 import { withAuthData } from './auth-data.ts';
-import {
-  checkNewPassword,
-  checkUserData,
-  defaultUserAcl,
-  emailVerifiedFor,
-  parseLoginBody,
-  parseSignupBody,
-  parseUpdateBody,
-} from './user-fields.ts';
-
-/** The caller of an account operation: the request context minus HTTP. */
-export interface AccountCaller extends Caller {
-  app: AppRecord;
-  /** The token the request carried; `userId` is null when it is unknown or stale. */
-  sessionToken: string | null;
-}
-
-/** Told when a user's address needs confirming; sends the verification mail without delaying the request. */
-export type EmailToVerify = (app: AppRecord, user: StoredObject) => void;
-
-/** A user together with the session token a login-type response carries. */
-export interface SignedIn {
-  user: StoredObject;
-  sessionToken: string;
-}
+import type { AccountCaller, EmailToVerify, SignedIn } from './caller.ts';
+import { UserCreation } from './user-creation.ts';
+import { checkNewPassword, checkUserData, emailNeedsVerifying, emailVerifiedFor, parseLoginBody, parseUpdateBody } from './user-fields.ts';
 
 const userClass = '_User';
-/**
- * Bounds of the hook-to-handler hand-over of resolved users (see `resolved`): entries only need
- * to outlive one request, so a small map suffices; a miss just costs the second query.
- */
-const maxResolved = 1_000;
-const maxResolvedAgeMs = 1_000;
 
 /**
  * Registration, login, sessions, lockout, password change and the `_User` reads and writes,
@@ -59,7 +31,10 @@ export class AccountService {
   private readonly clock: Clock;
   private readonly passwords: PasswordHasher;
   private readonly sessions: SessionTokens;
-  private readonly lockout: Lockout;
+  /** Failed-login counting, shared by every flow that checks a secret or clears the count (src/accounts/lockout.ts). */
+  readonly lockout: Lockout;
+  private readonly signIns: SignIns;
+  private readonly creation: UserCreation;
   /** Third-party sign-in, link and unlink (src/accounts/third-party.ts). */
   readonly thirdParty: ThirdPartyAccounts;
   /** Phone numbers and SMS codes (src/accounts/sms.ts). */
@@ -88,56 +63,37 @@ export class AccountService {
     this.passwords = options.passwords ?? new PasswordHasher();
     this.sessions = new SessionTokens({ secret: options.secret });
     this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
-    const parts = { store: options.store, clock: options.clock, sessions: this.sessions, passwords: this.passwords, fetch: options.fetch };
-    this.thirdParty = new ThirdPartyAccounts(parts);
-    this.sms = new SmsAccounts({ ...parts, secret: options.secret, outboxDir: options.smsOutboxDir ?? 'data/sms-outbox' });
+    this.signIns = new SignIns({ accounts: options.store.accounts, lockout: this.lockout, sessions: this.sessions });
+    const { store, clock, fetch } = options;
+    this.creation = new UserCreation({ store, clock, sessions: this.sessions, passwords: this.passwords, onEmailToVerify: this.onEmailToVerify });
+    this.thirdParty = new ThirdPartyAccounts({ store, clock, sessions: this.sessions, creation: this.creation, fetch });
+    this.sms = new SmsAccounts({
+      store,
+      clock,
+      secret: options.secret,
+      sessions: this.sessions,
+      passwords: this.passwords,
+      lockout: this.lockout,
+      signIns: this.signIns,
+      creation: this.creation,
+      outboxDir: options.smsOutboxDir ?? 'data/sms-outbox',
+      fetch,
+    });
   }
 
   /**
-   * Users the request hook just resolved, by app and token, so users/me can answer from the
-   * hook's own lookup instead of a second query. Each request's hook overwrites its entry
-   * before the handler runs, so an entry is never older than the request reading it.
+   * The user a token belongs to, or null for an unknown or replaced token. The request hook keeps
+   * it in the request's context (AccountCaller.sessionUser), so users/me needs no second query.
    */
-  private readonly resolved = new Map<string, { user: StoredObject; at: number }>();
-
-  /** The user a token belongs to, or null for an unknown or replaced token. */
-  resolveSession = async (appId: string, token: string): Promise<string | null> => {
+  resolveSession = async (appId: string, token: string): Promise<StoredObject | null> => {
     if (!this.sessions.plausible(token)) return null;
-    const user = await this.store.accounts.userBySession(appId, this.sessions.digest(token));
-    if (!user) return null;
-    if (this.resolved.size >= maxResolved) this.resolved.clear();
-    this.resolved.set(`${appId}\0${token}`, { user, at: performance.now() });
-    return user.objectId;
+    return this.store.accounts.userBySession(appId, this.sessions.digest(token));
   };
 
+  /** POST /1.1/users with username and password (authData sign-up: src/accounts/third-party.ts). */
   async signup(caller: AccountCaller, body: unknown): Promise<SignedIn> {
-    const parsed = parseSignupBody(body, caller.master);
-    const settings = mergeSettings(caller.app.settings);
-    const data = applyOperations({}, parsed.write.operations);
-    if (data instanceof ApiError) throw data;
-    checkUserData(data);
-    if (!('emailVerified' in data)) data.emailVerified = emailVerifiedFor(data.email, settings);
-    if (!('mobilePhoneVerified' in data)) data.mobilePhoneVerified = false;
-    const passwordHash = await this.passwords.hash(parsed.password);
-    const now = this.clock.now();
-    for (let attempt = 0; ; attempt++) {
-      const objectId = newObjectId();
-      const user: StoredObject = {
-        className: userClass,
-        objectId,
-        createdAt: now,
-        updatedAt: now,
-        acl: parsed.write.acl ?? defaultUserAcl(objectId),
-        data,
-      };
-      const session = this.sessions.issue();
-      const outcome = await this.store.accounts.insertUser(caller.appId, user, { passwordHash, session: session.seal });
-      // A random id colliding is astronomically rare; one retry covers it.
-      if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
-      const created = settle(outcome, user);
-      this.emailToVerify(caller.app, settings, created);
-      return { user: created, sessionToken: session.token };
-    }
+    const created = await this.creation.create(caller, { body, passwordRequired: true });
+    return { user: settle(created.outcome, created.user), sessionToken: created.sessionToken };
   }
 
   async login(caller: AccountCaller, body: unknown): Promise<SignedIn> {
@@ -152,19 +108,8 @@ export class AccountService {
     }
     const userId = record.user.objectId;
     const passwordHash = record.passwordHash;
-    const verdict = await this.lockout.guard(caller.appId, userId, () =>
-      passwordHash ? this.passwords.verify(passwordHash, password) : this.passwords.verifyDummy(password),
-    );
-    if (verdict.kind === 'locked') {
-      this.metrics.login('locked');
-      fail('loginLocked');
-    }
-    if (verdict.kind === 'wrong') {
-      this.metrics.login('failure');
-      if (verdict.locks) this.metrics.lockout();
-      fail('passwordMismatch');
-    }
-    this.metrics.login('success');
+    const check = () => (passwordHash ? this.passwords.verify(passwordHash, password) : this.passwords.verifyDummy(password));
+    await this.signIns.checkSecret(caller.appId, userId, check, { kind: 'passwordMismatch' }, this.countLogin);
     // An imported hash (src/accounts/legacy-passwords.ts) becomes argon2id at the first login it lets through.
     if (record.passwordHash && this.passwords.needsRehash(record.passwordHash)) {
       await this.store.accounts.setPassword(caller.appId, userId, {
@@ -173,27 +118,21 @@ export class AccountService {
         expectedHash: record.passwordHash,
       });
     }
-    const settings = mergeSettings(caller.app.settings);
-    if (settings.preventLoginWithUnverifiedEmail && typeof record.user.data.email === 'string' && record.user.data.emailVerified !== true) {
-      fail('emailNotVerified');
-    }
-    return { user: record.user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, record) };
+    return this.signIns.complete(caller, record);
   }
+
+  /** Password logins for GET /metrics (src/lib/metrics.ts). */
+  private readonly countLogin = (verdict: Verdict): void => {
+    this.metrics.login(verdict.kind === 'right' ? 'success' : verdict.kind === 'wrong' ? 'failure' : 'locked');
+    if (verdict.kind === 'wrong' && verdict.locks) this.metrics.lockout();
+  };
 
   /** users/me: the token's user, with that token; 211 when it is missing, unknown or replaced. */
   async me(caller: AccountCaller): Promise<SignedIn> {
     const token = caller.sessionToken;
     // The request hook already looked the token up: no user there means unknown or replaced.
-    if (!token || caller.userId === null) fail('userNotFound');
-    const key = `${caller.appId}\0${token}`;
-    const hit = this.resolved.get(key);
-    this.resolved.delete(key);
-    if (hit && hit.user.objectId === caller.userId && performance.now() - hit.at < maxResolvedAgeMs) {
-      return { user: hit.user, sessionToken: token };
-    }
-    const user = await this.store.accounts.userBySession(caller.appId, this.sessions.digest(token));
-    if (!user) fail('userNotFound');
-    return { user, sessionToken: token };
+    if (!token || !caller.sessionUser) fail('userNotFound');
+    return { user: caller.sessionUser, sessionToken: token };
   }
 
   /** A user as the caller's ACL allows; 211 when absent or unreadable. */
@@ -251,7 +190,7 @@ export class AccountService {
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });
     const updated = settle(outcome, ref);
-    if (emailChanged) this.emailToVerify(caller.app, settings, updated);
+    if (emailChanged && emailNeedsVerifying(updated, settings)) this.onEmailToVerify?.(caller.app, updated);
     return updated;
   }
 
@@ -288,11 +227,8 @@ export class AccountService {
     // A stolen session must not turn into an unthrottled password oracle: the lockout applies here too.
     const { passwordHash } = record;
     const oldPassword = body.old_password;
-    const verdict = await this.lockout.guard(caller.appId, userId, async () =>
-      passwordHash !== null && (await this.passwords.verify(passwordHash, oldPassword)),
-    );
-    if (verdict.kind === 'locked') fail('loginLocked');
-    if (verdict.kind === 'wrong') fail('passwordMismatch', 'The old password is wrong.');
+    const check = async () => passwordHash !== null && (await this.passwords.verify(passwordHash, oldPassword));
+    await this.signIns.checkSecret(caller.appId, userId, check, { kind: 'passwordMismatch', message: 'The old password is wrong.' });
     const rotate = mergeSettings(caller.app.settings).forceReloginOnPasswordChange;
     const updatedAt = Math.max(this.clock.now(), record.user.updatedAt);
     const session = rotate ? this.sessions.issue() : null;
@@ -340,12 +276,6 @@ export class AccountService {
     if (paths.some((path) => path[0] === 'authData')) {
       fail('forbidden', 'Only the master key may query or order users by authData.');
     }
-  }
-
-  /** SPEC §3.1: an address set while verification is on starts unconfirmed, and the link is mailed. */
-  private emailToVerify(app: AppRecord, settings: AppSettings, user: StoredObject): void {
-    if (!settings.verifyEmailOnSignup || typeof user.data.email !== 'string' || user.data.emailVerified !== false) return;
-    this.onEmailToVerify?.(app, user);
   }
 
   private emailVerifiedAfterChange(data: JsonObject, previous: JsonObject, settings: AppSettings): boolean | null {

@@ -1,19 +1,19 @@
 import { fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings } from '../apps/settings.ts';
-import { applyOperations } from '../objects/ops.ts';
-import { parseWriteBody, settle } from '../objects/service.ts';
+import { settle } from '../objects/service.ts';
 import type { StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import type { UserRecord } from '../storage/account-store.ts';
-import { Lockout } from './lockout.ts';
+import type { AccountCaller, SignedIn } from './caller.ts';
+import type { Lockout } from './lockout.ts';
 import type { PasswordHasher } from './passwords.ts';
+import type { SignIns } from './sign-in.ts';
 import { codeOf, phoneOf, SmsCodes, smsCodeTtlMinutes, type SmsPurpose } from './sms-codes.ts';
 import type { SessionTokens } from './sessions.ts';
-import type { AccountCaller, SignedIn } from './service.ts';
-import { checkNewPassword, checkUserData, defaultUserAcl, emailVerifiedFor } from './user-fields.ts';
+import type { UserCreation } from './user-creation.ts';
+import { checkNewPassword } from './user-fields.ts';
 
 /**
  * Phone numbers and SMS codes (reference §2.1): sending codes, sign-up-or-login by phone, login
@@ -26,6 +26,8 @@ export class SmsAccounts {
   private readonly sessions: SessionTokens;
   private readonly passwords: PasswordHasher;
   private readonly lockout: Lockout;
+  private readonly signIns: SignIns;
+  private readonly creation: UserCreation;
   private readonly codes: SmsCodes;
 
   constructor(options: {
@@ -34,6 +36,9 @@ export class SmsAccounts {
     secret: string;
     sessions: SessionTokens;
     passwords: PasswordHasher;
+    lockout: Lockout;
+    signIns: SignIns;
+    creation: UserCreation;
     outboxDir: string;
     fetch?: typeof fetch;
   }) {
@@ -41,7 +46,9 @@ export class SmsAccounts {
     this.clock = options.clock;
     this.sessions = options.sessions;
     this.passwords = options.passwords;
-    this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
+    this.lockout = options.lockout;
+    this.signIns = options.signIns;
+    this.creation = options.creation;
     this.codes = new SmsCodes(options);
   }
 
@@ -98,33 +105,23 @@ export class SmsAccounts {
     const code = codeOf(body.smsCode);
     const existing = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
     if (existing) return { ...(await this.logInWithCode(caller, existing, code, ['sms', 'login'])), created: false };
+    // The body is checked before the code is used up, so a refused body leaves the code for the next try.
+    const draft = this.creation.prepare(caller, {
+      body,
+      flowKeys: ['smsCode'],
+      passwordRequired: false,
+      defaultUsername: () => phone,
+      finish: (data) => ({ ...data, mobilePhoneNumber: phone, mobilePhoneVerified: true }),
+    });
     if (!(await this.codes.consume(caller.appId, phone, ['sms', 'login'], code))) fail('invalidSmsCode');
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (['smsCode', 'password', 'sessionToken', 'emailVerified', 'mobilePhoneVerified', 'authData'].includes(key)) continue;
-      fields[key] = value;
-    }
-    const write = parseWriteBody(fields);
-    const data = applyOperations({}, write.operations);
-    if (data instanceof Error) throw data;
-    data.username ??= phone;
-    data.mobilePhoneNumber = phone;
-    data.mobilePhoneVerified = true;
-    checkUserData(data);
-    if (!('emailVerified' in data)) data.emailVerified = emailVerifiedFor(data.email, settings);
-    const password = body.password === undefined || body.password === null ? null : checkNewPassword(body.password);
-    const now = this.clock.now();
-    const objectId = newObjectId();
-    const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: write.acl ?? defaultUserAcl(objectId), data };
-    const session = this.sessions.issue();
-    const passwordHash = password === null ? null : await this.passwords.hash(password);
-    const outcome = await this.store.identities.insertUser(caller.appId, user, { passwordHash, session: session.seal });
+    const created = await this.creation.insert(caller, draft);
+    const { outcome } = created;
     if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'mobilePhoneNumber') {
       // Another request signed this number up meanwhile; the code proved the number, so log that user in.
       const raced = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
       if (raced) return { user: raced.user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, raced), created: false };
     }
-    return { user: settle(outcome, user), sessionToken: session.token, created: true };
+    return { user: settle(outcome, created.user), sessionToken: created.sessionToken, created: true };
   }
 
   /** POST /1.1/login with mobilePhoneNumber and smsCode. */
@@ -183,17 +180,9 @@ export class SmsAccounts {
   private async logInWithCode(caller: AccountCaller, record: UserRecord, code: string, purposes: SmsPurpose[]): Promise<SignedIn> {
     const userId = record.user.objectId;
     const phone = record.user.data.mobilePhoneNumber as string;
-    const verdict = await this.lockout.guard(caller.appId, userId, async () =>
-      (await this.codes.consume(caller.appId, phone, purposes, code)) !== null,
-    );
-    if (verdict.kind === 'locked') fail('loginLocked');
-    if (verdict.kind === 'wrong') fail('invalidSmsCode');
-    const user = (await this.markVerified(caller.appId, phone)) ?? record.user;
-    const settings = mergeSettings(caller.app.settings);
-    if (settings.preventLoginWithUnverifiedEmail && typeof user.data.email === 'string' && user.data.emailVerified !== true) {
-      fail('emailNotVerified');
-    }
-    return { user, sessionToken: await this.sessions.current(this.store.accounts, caller.appId, record) };
+    const consume = async () => (await this.codes.consume(caller.appId, phone, purposes, code)) !== null;
+    await this.signIns.checkSecret(caller.appId, userId, consume, { kind: 'invalidSmsCode' });
+    return this.signIns.complete(caller, record, (await this.markVerified(caller.appId, phone)) ?? record.user);
   }
 
   /** A code proves the number: its user's mobilePhoneVerified becomes true. */
@@ -209,11 +198,6 @@ export class SmsAccounts {
     );
     return outcome.ok ? outcome.object : null;
   }
-
-
-
-
-
 
   private requireUser(caller: AccountCaller): string {
     if (caller.userId) return caller.userId;

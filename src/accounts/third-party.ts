@@ -1,23 +1,21 @@
 import { customAlphabet } from 'nanoid';
-import { ApiError, fail } from '../lib/errors.ts';
+import { fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { Clock } from '../lib/clock.ts';
-import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { providerKinds, type ProviderKind } from '../apps/third-party-settings.ts';
-import { applyOperations } from '../objects/ops.ts';
-import { parseWriteBody, settle } from '../objects/service.ts';
-import type { JsonObject, StoredObject } from '../objects/types.ts';
+import { settle } from '../objects/service.ts';
+import type { JsonObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { lookupsOf, parseAuthData, parseEntry, withAuthData, type AuthDataChange, type AuthEntry } from './auth-data.ts';
-import type { PasswordHasher } from './passwords.ts';
+import type { AccountCaller, SignedIn } from './caller.ts';
 import { checkApple } from './providers/apple.ts';
 import { checkQq, checkTaptap, checkWeibo, checkWeixin } from './providers/token-checks.ts';
 import type { TokenCheck } from './providers/types.ts';
 import type { SessionTokens } from './sessions.ts';
-import type { AccountCaller, SignedIn } from './service.ts';
-import { checkNewPassword, checkUserData, defaultUserAcl, emailVerifiedFor } from './user-fields.ts';
+import type { UserCreation } from './user-creation.ts';
+import { checkNewPassword } from './user-fields.ts';
 
 /** 25 lowercase letters and digits, as the hosted service generates for third-party users. */
 const randomUsername = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 25);
@@ -28,9 +26,6 @@ const tokenChecks: Record<ProviderKind, TokenCheck> = {
   apple: checkApple,
   taptap: checkTaptap,
 };
-/** Fields of a sign-in body that are not plain user fields. */
-const signInKeys = new Set(['authData', 'username', 'password', 'sessionToken']);
-const verifiedKeys = new Set(['emailVerified', 'mobilePhoneVerified']);
 
 /** What a user update does to authData and a first password, split off the rest of the body. */
 export interface UpdatePlan {
@@ -50,14 +45,14 @@ export class ThirdPartyAccounts {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly sessions: SessionTokens;
-  private readonly passwords: PasswordHasher;
+  private readonly creation: UserCreation;
   private readonly fetcher: typeof fetch;
 
-  constructor(options: { store: Store; clock: Clock; sessions: SessionTokens; passwords: PasswordHasher; fetch?: typeof fetch }) {
+  constructor(options: { store: Store; clock: Clock; sessions: SessionTokens; creation: UserCreation; fetch?: typeof fetch }) {
     this.store = options.store;
     this.clock = options.clock;
     this.sessions = options.sessions;
-    this.passwords = options.passwords;
+    this.creation = options.creation;
     this.fetcher = options.fetch ?? fetch;
   }
 
@@ -84,7 +79,7 @@ export class ThirdPartyAccounts {
         continue;
       }
       if (options.failOnNotExist) fail('userNotFound');
-      const created = await this.create(caller, body, entries, settings);
+      const created = await this.create(caller, body, entries);
       if (created) return { ...created, created: true };
     }
     fail('linkedElsewhere', 'The third-party account was bound by another request meanwhile; try again.');
@@ -166,34 +161,25 @@ export class ThirdPartyAccounts {
   }
 
   /** A new user with a random username (or the one given); null when it lost a race and should look again. */
-  private async create(caller: AccountCaller, body: Record<string, unknown>, entries: AuthEntry[], settings: AppSettings): Promise<SignedIn | null> {
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (signInKeys.has(key) || (!caller.master && verifiedKeys.has(key))) continue;
-      fields[key] = value;
+  private async create(caller: AccountCaller, body: Record<string, unknown>, entries: AuthEntry[]): Promise<SignedIn | null> {
+    const withPassword = body.password !== undefined && body.password !== null;
+    const created = await this.creation.create(caller, {
+      body,
+      flowKeys: ['authData'],
+      passwordRequired: false,
+      defaultUsername: randomUsername,
+      finish: (data) => {
+        const linked = withAuthData(data, { links: entries, unlinks: [] });
+        // A password makes it a regular user: no longer anonymous (its authData stays, {} if that was all).
+        if (withPassword && isObject(linked.authData)) delete (linked.authData as JsonObject).anonymous;
+        return linked;
+      },
+    });
+    const { outcome } = created;
+    // Another request bound the identity, or the random username was taken: look again.
+    if (!outcome.ok && outcome.reason === 'taken' && (outcome.field === 'authData' || (outcome.field === 'username' && created.usernameDefaulted))) {
+      return null;
     }
-    const write = parseWriteBody(fields);
-    const applied = applyOperations({}, write.operations);
-    if (applied instanceof ApiError) throw applied;
-    const given = body.username;
-    if (given !== undefined && given !== null && (typeof given !== 'string' || given.trim() === '')) fail('usernameBlank');
-    const password = body.password === undefined || body.password === null ? null : checkNewPassword(body.password);
-    const base: JsonObject = { ...applied, username: (given as string | undefined) ?? randomUsername() };
-    const data = withAuthData(base, { links: entries, unlinks: [] });
-    checkUserData(data);
-    if (!('emailVerified' in data)) data.emailVerified = emailVerifiedFor(data.email, settings);
-    if (!('mobilePhoneVerified' in data)) data.mobilePhoneVerified = false;
-    const passwordHash = password === null ? null : await this.passwords.hash(password);
-    if (password !== null && data.authData && typeof data.authData === 'object') delete (data.authData as JsonObject).anonymous;
-    const now = this.clock.now();
-    const objectId = newObjectId();
-    const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: write.acl ?? defaultUserAcl(objectId), data };
-    const session = this.sessions.issue();
-    const outcome = await this.store.identities.insertUser(caller.appId, user, { passwordHash, session: session.seal });
-    if (!outcome.ok && outcome.reason === 'taken') {
-      if (outcome.field === 'authData' || outcome.field === 'objectId') return null;
-      if (outcome.field === 'username' && given === undefined) return null;
-    }
-    return { user: settle(outcome, user), sessionToken: session.token };
+    return { user: settle(outcome, created.user), sessionToken: created.sessionToken };
   }
 }

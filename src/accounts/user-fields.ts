@@ -59,12 +59,17 @@ export function checkNewPassword(value: unknown): string {
   return value;
 }
 
-/** Splits a user write body into the write operations and what only the accounts module handles. */
-function splitUserBody(body: unknown, master: boolean, creating: boolean): WriteBody {
-  if (!isObject(body)) fail('invalidJson');
+/**
+ * The one filter of a user write body: which keys become fields of the user, for every sign-up kind
+ * and every update. `password` is never a field (a sign-up takes it as the credential; afterwards
+ * only updatePassword and the resets change it), `sessionToken` is ignored (SDKs echo it back),
+ * the verification flags are the server's and the master key's, and authData is bound only by
+ * the flows that check it. `flowKeys`: keys the calling flow reads itself (smsCode, authData).
+ */
+function userWriteBody(body: Record<string, unknown>, master: boolean, creating: boolean, flowKeys: readonly string[]): WriteBody {
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (key === 'sessionToken') continue; // SDKs may echo it back; the token is never a field.
+    if (key === 'sessionToken' || flowKeys.includes(key)) continue;
     if (key === 'password' && !creating) {
       fail('operationForbidden', 'The password can only be changed through PUT /1.1/users/<objectId>/updatePassword or a password reset.');
     }
@@ -73,10 +78,10 @@ function splitUserBody(body: unknown, master: boolean, creating: boolean): Write
     if (root !== key && secretKeys.includes(root)) {
       fail('invalidKeyName', `Invalid key name '${key}': ${root} cannot be written through a dotted key.`);
     }
-    if (key === 'authData' || key.startsWith('authData.')) {
-      fail('operationForbidden', 'Signing in or linking with authData is not available on this server yet.');
+    if (root === 'authData') {
+      fail('operationForbidden', `${key}: authData is bound only by an authData sign-in (POST /1.1/users with authData) or a link (PUT /1.1/users/<objectId>), which check it.`);
     }
-    if (!master && verifiedKeys.includes(key.split('.')[0])) {
+    if (!master && verifiedKeys.includes(root)) {
       fail('operationForbidden', `${key} is set by the server's verification flows; only the master key may write it.`);
     }
     rest[key] = value;
@@ -105,26 +110,32 @@ export function checkUserData(data: JsonObject): void {
   }
 }
 
+/** A sign-up body: the new user's fields, and its username and password as sent (each flow says which it needs). */
 export interface SignupBody {
   write: WriteBody;
-  password: string;
+  username: unknown;
+  password: unknown;
 }
 
-export function parseSignupBody(body: unknown, master: boolean): SignupBody {
+export function parseSignupBody(body: unknown, master: boolean, flowKeys: readonly string[]): SignupBody {
   if (!isObject(body)) fail('invalidJson');
-  const write = splitUserBody(body, master, true);
-  if (body.username === undefined || body.username === null) fail('usernameMissing');
-  if (typeof body.username !== 'string' || body.username.trim() === '') fail('usernameBlank');
-  return { write, password: checkNewPassword(body.password) };
+  return { write: userWriteBody(body, master, true, flowKeys), username: body.username, password: body.password };
 }
 
 export function parseUpdateBody(body: unknown, master: boolean): WriteBody {
-  return splitUserBody(body ?? {}, master, false);
+  const given = body ?? {};
+  if (!isObject(given)) fail('invalidJson');
+  return userWriteBody(given, master, false, []);
 }
 
 /** The default ACL of a new user: everyone reads, only the user writes (writes need the user's session anyway). */
 export function defaultUserAcl(userId: string): Acl {
   return { '*': { read: true }, [userId]: { read: true, write: true } };
+}
+
+/** SPEC §3.1: an address set while verification is on starts unconfirmed, and the link is mailed. */
+export function emailNeedsVerifying(user: StoredObject, settings: AppSettings): boolean {
+  return settings.verifyEmailOnSignup && typeof user.data.email === 'string' && user.data.emailVerified === false;
 }
 
 /** emailVerified of a user whose email was just set (SPEC §3.1). */

@@ -5,13 +5,15 @@ import { md5Hex, safeEqual } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AppRegistry } from '../apps/registry.ts';
 import type { Caller } from '../objects/acl.ts';
-import type { AppRecord } from '../objects/types.ts';
+import type { AppRecord, StoredObject } from '../objects/types.ts';
 
 /** What every /1.1 handler knows about the request once its keys have been checked. */
 export interface RequestContext extends Caller {
   app: AppRecord;
   /** The session token sent, if any; `userId` is null when it is unknown or stale. */
   sessionToken: string | null;
+  /** The token's user as this request's session lookup read it (users/me answers with it). */
+  sessionUser: StoredObject | null;
 }
 
 declare module 'fastify' {
@@ -21,7 +23,7 @@ declare module 'fastify' {
 }
 
 /** Resolves a session token to its user; issued by the accounts module. */
-export type SessionResolver = (appId: string, token: string) => Promise<string | null>;
+export type SessionResolver = (appId: string, token: string) => Promise<StoredObject | null>;
 
 const signatureWindowMs = 15 * 60 * 1000;
 
@@ -92,8 +94,8 @@ export function authenticate(options: { registry: AppRegistry; clock: Clock; res
     const appId = header(request, appIdHeaders);
     const { app, master } = proveCaller(request, appId ? await registry.get(appId) : null, clock.now());
     const sessionToken = header(request, sessionHeaders);
-    const userId = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
-    request.ctx = { app, appId: app.appId, master, userId, sessionToken };
+    const sessionUser = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
+    request.ctx = { app, appId: app.appId, master, userId: sessionUser?.objectId ?? null, sessionToken, sessionUser };
   };
 }
 
