@@ -18,6 +18,7 @@ import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
 import { registerSmsRoutes } from './http/routes/sms.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
+import { registerIndexRoutes } from './http/routes/indexes.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
 import { PushService } from './push/service.ts';
 import type { VendorDispatch } from './push/vendor-dispatch.ts';
@@ -194,6 +195,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerDateRoute(api, { clock });
     registerSettingsRoutes(api, { registry });
+    registerIndexRoutes(api, { indexes: store.classIndexes });
     registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts), _Installation: installations } });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });

@@ -8,6 +8,7 @@ import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
 import type { QuotaPauses } from '../push/vendors/pauses.ts';
+import type { ClassIndexStore } from './class-index-store.ts';
 import type { OpsStore } from './ops-store.ts';
 
 export interface ObjectRef {
@@ -37,6 +38,8 @@ export interface Store {
   /** Phone makers paused for the day after a daily-quota error, shared by every node. */
   readonly quotaPauses: QuotaPauses;
   /** Bulk import and the gauges of GET /metrics (src/storage/ops-store.ts). */
+  /** Indexes users declare on fields of their classes (src/storage/class-index-store.ts). */
+  readonly classIndexes: ClassIndexStore;
   readonly ops: OpsStore;
 
   /** A server secret shared by every node on this store, generated on first use. */

@@ -26,6 +26,7 @@ import { SqlMailTokenStore } from './mail-token-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
+import { SqlClassIndexStore } from './class-index-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { fromRow, insertRows, objectSelect, readersOf, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
 
@@ -49,6 +50,7 @@ export class SqlStore implements Store {
   readonly sms: SqlSmsStore;
   readonly quotaPauses: SqlQuotaPauses;
   readonly ops: SqlOpsStore;
+  readonly classIndexes: SqlClassIndexStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -64,6 +66,7 @@ export class SqlStore implements Store {
     this.sms = new SqlSmsStore(options);
     this.quotaPauses = new SqlQuotaPauses(options);
     this.ops = new SqlOpsStore(options);
+    this.classIndexes = new SqlClassIndexStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Migration as KyselyMigration, type MigrationProvider, Migrator } from 'kysely';
 import { baseline } from './0001_baseline.ts';
 import { objectsDataGin } from './0002_objects_data_gin.ts';
+import { classIndexes } from './0003_class_indexes.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -16,6 +17,7 @@ export type Migration = Record<Kind, readonly string[]>;
 export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0001_baseline', baseline],
   ['0002_objects_data_gin', objectsDataGin],
+  ['0003_class_indexes', classIndexes],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {

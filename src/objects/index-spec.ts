@@ -1,0 +1,33 @@
+import { fail } from '../lib/errors.ts';
+import type { IndexKey } from '../storage/class-index-store.ts';
+import { fieldPath, isObject } from './values.ts';
+
+const indexName = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** Kept in columns the schema indexes already; an index on the JSON would never be read. */
+const columnFields = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
+const maxKeys = 8;
+
+export function checkIndexName(name: string): void {
+  if (!indexName.test(name)) fail('invalidIndex', `Invalid index name '${name}': a letter, then letters, digits or _ (64 at most).`);
+}
+
+/** The body of POST /1.1/indexes/<className>: {"name": "byScore", "keys": {"score": -1, "owner.name": 1}}. */
+export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[] } {
+  if (!isObject(body)) fail('invalidIndex');
+  const unknown = Object.keys(body).filter((key) => key !== 'name' && key !== 'keys');
+  if (unknown.length) fail('invalidIndex', `Unknown index option '${unknown[0]}'.`);
+  if (typeof body.name !== 'string') fail('invalidIndex', 'The index needs a name.');
+  checkIndexName(body.name);
+  const keys = body.keys;
+  if (!isObject(keys) || Object.keys(keys).length === 0 || Object.keys(keys).length > maxKeys) {
+    fail('invalidIndex', `The index needs keys: {"field": 1 or -1}, ${maxKeys} at most.`);
+  }
+  return {
+    name: body.name,
+    keys: Object.entries(keys).map(([field, direction]) => {
+      if (columnFields.has(field)) fail('invalidKeyName', `'${field}' is indexed already.`);
+      if (direction !== 1 && direction !== -1) fail('invalidIndex', `The direction of '${field}' is 1 or -1.`);
+      return { path: fieldPath(field), descending: direction === -1 };
+    }),
+  };
+}

@@ -1,0 +1,83 @@
+// Indexes that users control (issue #14, Deliver 2): a master-key endpoint declares, lists and drops an
+// index on fields of a class, single or compound; the index is built as the where compiler spells the
+// fields (test/storage/query-plans.test.ts shows the planner reading it). Before: no such endpoint (404).
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/harness.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+test('an index is created, listed as ready, refused twice, and dropped; queries answer as before', async () => {
+  for (let i = 0; i < 5; i++) assert.equal((await server.master.post('/1.1/classes/Score', { score: i, owner: { name: `o${i % 2}` } })).status, 201);
+  const created = await server.master.post('/1.1/indexes/Score', { name: 'byScore', keys: { score: -1, 'owner.name': 1 } });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body, { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, state: 'ready' });
+  assert.deepEqual((await server.master.post('/1.1/indexes/Score', { name: 'other', keys: { score: 1 } })).status, 201);
+
+  const listed = await server.master.get('/1.1/indexes/Score');
+  assert.equal(listed.status, 200);
+  assert.deepEqual(listed.body, {
+    results: [
+      { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, state: 'ready' },
+      { name: 'other', keys: { score: 1 }, state: 'ready' },
+    ],
+  });
+  assert.deepEqual((await server.master.get('/1.1/indexes/Other')).body, { results: [] });
+
+  const again = await server.master.post('/1.1/indexes/Score', { name: 'byScore', keys: { score: 1 } });
+  assert.equal(again.status, 400);
+  assert.deepEqual(again.body, { code: 161, error: 'The class already has an index of that name.' });
+
+  const where = encodeURIComponent(JSON.stringify({ score: { $gte: 2 }, 'owner.name': 'o0' }));
+  const found = await server.master.get(`/1.1/classes/Score?where=${where}&order=-score&keys=score`);
+  assert.deepEqual(found.body.results.map((r: { score: number }) => r.score), [4, 2]);
+
+  assert.equal((await server.master.delete('/1.1/indexes/Score/byScore')).status, 200);
+  assert.deepEqual((await server.master.get('/1.1/indexes/Score')).body.results.map((i: { name: string }) => i.name), ['other']);
+  const gone = await server.master.delete('/1.1/indexes/Score/byScore');
+  assert.equal(gone.status, 404);
+  assert.deepEqual(gone.body, { code: 101, error: 'The class has no index of that name.' });
+  // The name is free again.
+  assert.equal((await server.master.post('/1.1/indexes/Score', { name: 'byScore', keys: { score: 1 } })).status, 201);
+});
+
+test('the endpoint needs the master key', async () => {
+  for (const res of [
+    await server.client.get('/1.1/indexes/Score'),
+    await server.client.post('/1.1/indexes/Score', { name: 'x', keys: { score: 1 } }),
+    await server.client.delete('/1.1/indexes/Score/other'),
+  ]) {
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, 403);
+  }
+  assert.deepEqual((await server.master.get('/1.1/indexes/NoSuch')).body, { results: [] });
+});
+
+test('bad specs are refused with their catalogue error, and nothing is created', async () => {
+  const refused: Array<[unknown, number]> = [
+    [{ name: 'a', keys: { 'bad-field': 1 } }, 105],
+    [{ name: 'a', keys: { '__proto__x': 1 } }, 105],
+    [{ name: 'a', keys: { createdAt: 1 } }, 105],
+    [{ name: 'a', keys: { "x'); DROP TABLE objects; --": 1 } }, 105],
+    [{ name: 'a', keys: { score: 2 } }, 160],
+    [{ name: 'a', keys: {} }, 160],
+    [{ name: 'bad name', keys: { score: 1 } }, 160],
+    [{ keys: { score: 1 } }, 160],
+    [{ name: 'a', keys: { score: 1 }, unique: true }, 160],
+    [[1], 160],
+  ];
+  for (const [body, code] of refused) {
+    const res = await server.master.post('/1.1/indexes/Bad', body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(res.body.code, code, JSON.stringify(body));
+  }
+  assert.equal((await server.master.post('/1.1/indexes/bad-class', { name: 'a', keys: { score: 1 } })).body.code, 103);
+  assert.equal((await server.master.delete('/1.1/indexes/Bad/bad%20name')).body.code, 160);
+  assert.deepEqual((await server.master.get('/1.1/indexes/Bad')).body, { results: [] });
+});
