@@ -8,6 +8,7 @@ import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
 import { importCommand, importUsage } from './import/command.ts';
+import { indexCommand, indexUsage } from './objects/index-command.ts';
 
 const usage = `Usage: roost <command>
 
@@ -18,6 +19,7 @@ const usage = `Usage: roost <command>
   migrate                                 apply database migrations and exit
   ${devicesUsage}
   ${importUsage}
+  ${indexUsage}
 
 Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
 
@@ -99,6 +101,10 @@ export async function runCli(argv: string[]): Promise<number> {
         return await appCommand(rest);
       case 'import':
         return await importCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'index':
+        return await indexCommand(rest, loadConfig(), (message) => {
           throw new UsageError(message);
         });
       case 'devices':

@@ -3,14 +3,21 @@
 // fields (test/storage/query-plans.test.ts shows the planner reading it). Before: no such endpoint (404).
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 
+const run = promisify(execFile);
+
+let database: TestDatabase;
 let server: TestServer;
 before(async () => {
-  server = await startServer();
+  database = await testDatabase();
+  server = await startServer({ database });
 });
 after(async () => {
   await server?.close();
+  await database?.drop();
 });
 
 test('an index is created, listed as ready, refused twice, and dropped; queries answer as before', async () => {
@@ -80,4 +87,22 @@ test('bad specs are refused with their catalogue error, and nothing is created',
   assert.equal((await server.master.post('/1.1/indexes/bad-class', { name: 'a', keys: { score: 1 } })).body.code, 103);
   assert.equal((await server.master.delete('/1.1/indexes/Bad/bad%20name')).body.code, 160);
   assert.deepEqual((await server.master.get('/1.1/indexes/Bad')).body, { results: [] });
+});
+
+test('roost index create, list and drop act on the same indexes as the endpoint', async () => {
+  const roost = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'index', ...args], {
+      env: { ...process.env, ...database.env, DATABASE_URL: database.env.DATABASE_URL ?? '' },
+    });
+  const created = JSON.parse((await roost('create', '--app', server.appId, 'Cli', 'byRank', '{"rank": 1}')).stdout);
+  assert.deepEqual(created, { name: 'byRank', keys: { rank: 1 }, state: 'ready' });
+  assert.deepEqual((await server.master.get('/1.1/indexes/Cli')).body, { results: [created] });
+  assert.deepEqual(JSON.parse((await roost('list', '--app', server.appId, 'Cli')).stdout), [created]);
+  await assert.rejects(roost('create', '--app', server.appId, 'Cli', 'byRank', '{"rank": 1}'), (error: { code: number; stderr: string }) => {
+    assert.equal(error.code, 1);
+    assert.equal(error.stderr, 'roost: The class already has an index of that name. (code 161)\n');
+    return true;
+  });
+  assert.equal((await roost('drop', '--app', server.appId, 'Cli', 'byRank')).stdout, 'dropped byRank\n');
+  assert.deepEqual((await server.master.get('/1.1/indexes/Cli')).body, { results: [] });
 });

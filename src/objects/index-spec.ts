@@ -1,5 +1,5 @@
 import { fail } from '../lib/errors.ts';
-import type { IndexKey } from '../storage/class-index-store.ts';
+import type { ClassIndex, IndexKey } from '../storage/class-index-store.ts';
 import { fieldPath, isObject } from './values.ts';
 
 const indexName = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -30,4 +30,10 @@ export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[] 
       return { path: fieldPath(field), descending: direction === -1 };
     }),
   };
+}
+
+/** An index as the API and the CLI show it: keys as {"field.path": 1 or -1}, in their order. */
+export function shownIndex(index: ClassIndex): { name: string; keys: Record<string, 1 | -1>; state: ClassIndex['state'] } {
+  const keys = Object.fromEntries(index.keys.map((key) => [key.path.join('.'), key.descending ? -1 : 1] as const));
+  return { name: index.name, keys, state: index.state };
 }

@@ -1,15 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
-import { checkIndexName, parseIndexSpec } from '../../objects/index-spec.ts';
+import { checkIndexName, parseIndexSpec, shownIndex } from '../../objects/index-spec.ts';
 import { checkClassName } from '../../objects/values.ts';
-import type { ClassIndex, ClassIndexStore } from '../../storage/class-index-store.ts';
+import type { ClassIndexStore } from '../../storage/class-index-store.ts';
 import { requireMaster } from '../context.ts';
-
-/** An index as the API shows it: keys as {"field.path": 1 or -1}, in their order. */
-function shown(index: ClassIndex) {
-  const keys = Object.fromEntries(index.keys.map((key) => [key.path.join('.'), key.descending ? -1 : 1]));
-  return { name: index.name, keys, state: index.state };
-}
 
 /** Indexes users declare on fields of a class, with the master key (LeanCloud's console had them). */
 export function registerIndexRoutes(app: FastifyInstance, options: { indexes: ClassIndexStore }): void {
@@ -17,7 +11,7 @@ export function registerIndexRoutes(app: FastifyInstance, options: { indexes: Cl
     requireMaster(request);
     checkClassName(request.params.className);
     const indexes = await options.indexes.list(request.ctx.appId, request.params.className);
-    return { results: indexes.map(shown) };
+    return { results: indexes.map(shownIndex) };
   });
 
   app.post<{ Params: { className: string } }>('/1.1/indexes/:className', async (request, reply) => {
@@ -27,7 +21,7 @@ export function registerIndexRoutes(app: FastifyInstance, options: { indexes: Cl
     const index = await options.indexes.create(request.ctx.appId, request.params.className, spec.name, spec.keys);
     if (!index) throw new ApiError('indexExists');
     reply.code(201);
-    return shown(index);
+    return shownIndex(index);
   });
 
   app.delete<{ Params: { className: string; name: string } }>('/1.1/indexes/:className/:name', async (request) => {

@@ -1,0 +1,62 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import { ApiError } from '../lib/errors.ts';
+import { openStoreAtStart } from '../startup.ts';
+import { checkIndexName, parseIndexSpec, shownIndex } from './index-spec.ts';
+import { checkClassName } from './values.ts';
+
+export const indexUsage = `index create --app APPID CLASS NAME KEYS   declare an index; KEYS as JSON: '{"score": -1, "owner.name": 1}'
+  index list --app APPID CLASS             list a class's indexes and their state (building, ready, failed)
+  index drop --app APPID CLASS NAME        drop an index`;
+
+/**
+ * `roost index create|list|drop`: what POST/GET/DELETE /1.1/indexes/<className> do, from a shell, for
+ * an operator building an index on a large class without an HTTP request waiting on it. Exit 1 for a
+ * refusal (the catalogue's message on stderr), 2 for a usage error.
+ */
+export async function indexCommand(args: string[], config: Config, usage: (message: string) => never): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { app: { type: 'string' } } });
+  const appId = values.app ?? usage('index needs --app APPID');
+  const [className, name, keys] = positionals;
+  const wanted = { create: 3, list: 1, drop: 2 }[sub as 'create' | 'list' | 'drop'];
+  if (wanted === undefined) usage(`unknown index command "${sub ?? ''}"`);
+  if (positionals.length !== wanted) usage(`index ${sub} takes ${['CLASS', 'NAME', 'KEYS'].slice(0, wanted).join(' ')}`);
+  let body: unknown;
+  if (sub === 'create') {
+    try {
+      body = { name, keys: JSON.parse(keys) };
+    } catch {
+      usage(`KEYS is JSON, as '{"score": -1}'`);
+    }
+  }
+  const store = await openStoreAtStart(config);
+  try {
+    if (!(await store.getApp(appId))) {
+      process.stderr.write(`roost: no application with id ${appId}\n`);
+      return 1;
+    }
+    checkClassName(className);
+    if (sub === 'list') {
+      process.stdout.write(JSON.stringify((await store.classIndexes.list(appId, className)).map(shownIndex), null, 2) + '\n');
+      return 0;
+    }
+    if (sub === 'drop') {
+      checkIndexName(name);
+      if (!(await store.classIndexes.drop(appId, className, name))) throw new ApiError('indexNotFound');
+      process.stdout.write(`dropped ${name}\n`);
+      return 0;
+    }
+    const spec = parseIndexSpec(body);
+    const index = await store.classIndexes.create(appId, className, spec.name, spec.keys);
+    if (!index) throw new ApiError('indexExists');
+    process.stdout.write(JSON.stringify(shownIndex(index), null, 2) + '\n');
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    process.stderr.write(`roost: ${error.message} (code ${error.code})\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
