@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError } from '../src/lib/errors.ts';
 import type { Store } from '../src/storage/store.ts';
 import type { StoredObject, Where } from '../src/objects/types.ts';
 import { mergeSettings } from '../src/apps/settings.ts';
@@ -65,8 +64,10 @@ for (const implementation of implementations) {
       assert.deepEqual((await store.listApps()).map((a) => a.appId), ['app1', 'app2']);
       const next = await store.updateAppSettings('app1', (current) => ({ ...mergeSettings(current), commercial: true }));
       assert.equal((next as { commercial: boolean }).commercial, true);
-      const refused = await store.updateAppSettings('app1', () => new ApiError('forbidden'));
-      assert.ok(refused instanceof ApiError);
+      // The refusal is the caller's own value, handed back untouched: stores word no errors.
+      const refusal = { reason: 'no' };
+      const refused = await store.updateAppSettings('app1', () => ({ refused: refusal }));
+      assert.ok(refused !== null && 'refused' in refused && refused.refused === refusal);
       assert.equal((await store.getApp('app1'))?.settings.commercial, true);
       assert.equal(await store.updateAppSettings('missing', (c) => c as never), null);
     });
@@ -140,14 +141,14 @@ for (const implementation of implementations) {
       const doc = object('_User', { username: 'zed', n: 1 });
       await store.insertObject('app1', doc);
       const ref = { appId: 'app1', className: '_User', objectId: doc.objectId };
-      const refused = await store.updateObject(ref, () => new ApiError('aclWriteDenied'));
-      assert.equal(refused.ok === false && refused.reason, 'refused');
+      const refused = await store.updateObject(ref, () => ({ refused: 'denied' }));
+      assert.deepEqual(refused, { ok: false, reason: 'refused', refusal: 'denied' });
       assert.equal((await store.getObject(ref, null))?.data.n, 1);
       const condition = { where: { op: 'eq', path: ['n'], value: 2 } as Where, readers: null };
       assert.deepEqual(await store.updateObject(ref, (c) => c, condition), { ok: false, reason: 'conditionFailed' });
       // Review of e2b2d15 (ACL oracle): the refusal comes before the condition, whatever it says.
-      const refusedFirst = await store.updateObject(ref, () => new ApiError('aclWriteDenied'), condition);
-      assert.equal(refusedFirst.ok === false && refusedFirst.reason, 'refused');
+      const refusedFirst = await store.updateObject(ref, () => ({ refused: 'denied' }), condition);
+      assert.deepEqual(refusedFirst, { ok: false, reason: 'refused', refusal: 'denied' });
       assert.deepEqual(await store.updateObject({ ...ref, objectId: 'nope' }, (c) => c, condition), { ok: false, reason: 'notFound' });
       const taken = await store.updateObject(ref, (c) => ({ ...c, data: { username: 'ann' } }));
       assert.deepEqual(taken, { ok: false, reason: 'taken', field: 'username' });
@@ -212,8 +213,8 @@ for (const implementation of implementations) {
       const doc = object('Gone', { n: 1 });
       await store.insertObject('app1', doc);
       const ref = { appId: 'app1', className: 'Gone', objectId: doc.objectId };
-      const refused = await store.deleteObject(ref, () => new ApiError('aclWriteDenied'));
-      assert.equal(refused.ok, false);
+      const refused = await store.deleteObject(ref, () => ({ refused: 'denied' }));
+      assert.deepEqual(refused, { ok: false, reason: 'refused', refusal: 'denied' });
       assert.deepEqual(await store.deleteObject(ref, () => null, { where: { op: 'eq', path: ['n'], value: 9 }, readers: null }), {
         ok: false,
         reason: 'conditionFailed',

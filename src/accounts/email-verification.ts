@@ -1,4 +1,4 @@
-import { ApiError, fail } from '../lib/errors.ts';
+import { fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
 import type { Store } from '../storage/store.ts';
@@ -62,7 +62,7 @@ export class EmailVerification {
     const { appId, userId, email } = used.token;
     const ref = { appId, className: '_User', objectId: userId };
     const outcome = await this.store.updateObject(ref, (current) => {
-      if (current.data.email !== email) return new ApiError('mailLinkInvalid');
+      if (current.data.email !== email) return { refused: 'changed' as const };
       if (current.data.emailVerified === true) return current;
       return {
         ...current,

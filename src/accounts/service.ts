@@ -162,16 +162,16 @@ export class AccountService {
     const settings = mergeSettings(caller.app.settings);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     let emailChanged = false;
-    const outcome = await this.store.updateObject(
+    const outcome = await this.store.updateObject<ApiError>(
       ref,
       (current) => {
         const applied = applyOperations(current.data, write.operations);
         const data = plan.change && !(applied instanceof ApiError) ? withAuthData(applied, plan.change) : applied;
-        if (data instanceof ApiError) return data;
+        if (data instanceof ApiError) return { refused: data };
         try {
           checkUserData(data);
         } catch (error) {
-          if (error instanceof ApiError) return error;
+          if (error instanceof ApiError) return { refused: error };
           throw error;
         }
         emailChanged = data.email !== current.data.email;

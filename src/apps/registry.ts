@@ -62,12 +62,12 @@ export class AppRegistry {
       try {
         return applySettingsPatch(mergeSettings(current), patch);
       } catch (error) {
-        if (error instanceof ApiError) return error;
+        if (error instanceof ApiError) return { refused: error };
         throw error;
       }
     });
     this.cache.delete(appId);
-    if (result instanceof ApiError) throw result;
+    if (result && 'refused' in result) throw result.refused;
     return result;
   }
 

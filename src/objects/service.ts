@@ -39,7 +39,7 @@ export function parseWriteBody(body: unknown): WriteBody {
 }
 
 /** Turns a store outcome into the object, or throws the error a client should see. */
-export function settle(outcome: WriteOutcome, ref: { className: string; objectId: string }): StoredObject {
+export function settle(outcome: WriteOutcome<ApiError>, ref: { className: string; objectId: string }): StoredObject {
   if (outcome.ok) return outcome.object;
   switch (outcome.reason) {
     case 'taken':
@@ -49,7 +49,7 @@ export function settle(outcome: WriteOutcome, ref: { className: string; objectId
     case 'conditionFailed':
       throw new ApiError('conditionFailed');
     case 'refused':
-      throw outcome.error;
+      throw outcome.refusal;
   }
 }
 
@@ -122,14 +122,14 @@ export class ObjectService {
   ): Promise<StoredObject> {
     checkClassName(className);
     const ref = { appId: caller.appId, className, objectId };
-    const outcome = await this.store.updateObject(
+    const outcome = await this.store.updateObject<ApiError>(
       ref,
       (current) => {
-        if (!canWrite(current.acl, caller)) return new ApiError('aclWriteDenied');
+        if (!canWrite(current.acl, caller)) return { refused: new ApiError('aclWriteDenied') };
         const refusal = guard?.(current);
-        if (refusal) return refusal;
+        if (refusal) return { refused: refusal };
         const data = applyOperations(current.data, body.operations);
-        if (data instanceof ApiError) return data;
+        if (data instanceof ApiError) return { refused: data };
         return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
       },
       conditionFor(caller, condition),
@@ -143,7 +143,7 @@ export class ObjectService {
     const ref = { appId: caller.appId, className, objectId };
     const outcome = await this.store.deleteObject(
       ref,
-      (current) => (canWrite(current.acl, caller) ? null : new ApiError('aclWriteDenied')),
+      (current) => (canWrite(current.acl, caller) ? null : { refused: new ApiError('aclWriteDenied') }),
       conditionFor(caller, condition),
     );
     if (!outcome.ok && outcome.reason === 'notFound') return;

@@ -1,4 +1,3 @@
-import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
 import type { Regex } from './regex.ts';
 
@@ -74,12 +73,20 @@ export interface FindQuery {
 /** Fields whose uniqueness the database enforces; a race loser learns which one it lost on. */
 export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData';
 
-export type WriteOutcome =
+/**
+ * A change or guard saying no: the caller's own reason (the domain's error), which the store hands
+ * back untouched in the outcome. Stores never word errors.
+ */
+export interface Refusal<R> {
+  refused: R;
+}
+
+export type WriteOutcome<R = never> =
   | { ok: true; object: StoredObject }
   | { ok: false; reason: 'taken'; field: UniqueField }
   | { ok: false; reason: 'notFound' }
   | { ok: false; reason: 'conditionFailed' }
-  | { ok: false; reason: 'refused'; error: ApiError };
+  | { ok: false; reason: 'refused'; refusal: R };
 
 /**
  * A `where` a write must meet, evaluated with the writer's read rights (`readers`, as for a query): an
@@ -90,5 +97,5 @@ export interface Condition {
   readers: Readers;
 }
 
-/** Decides, from the current row, what it becomes; an ApiError value refuses the change. */
-export type Change = (current: StoredObject) => StoredObject | ApiError;
+/** Decides, from the current row, what it becomes, or refuses the write. */
+export type Change<R = never> = (current: StoredObject) => StoredObject | Refusal<R>;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.ts';
+import { ApiError } from '../lib/errors.ts';
 import type { ObjectService } from '../objects/service.ts';
 import type { Store } from '../storage/store.ts';
 import { ChannelHub } from './channel/hub.ts';
@@ -7,7 +8,7 @@ import { LocalRelay, RedisRelay, type Relay } from './channel/relay.ts';
 import { FanoutWorker } from './fanout.ts';
 import { InstallationService } from './installations.ts';
 import { parsePushRequest, type PushRequestContext } from './request.ts';
-import { PushSchedule, scheduledPushCap } from './schedule.ts';
+import { PushSchedule, scheduledPushCap, scheduledPushCaps } from './schedule.ts';
 import type { NotificationRecord } from './types.ts';
 import { unconfiguredDispatch, type VendorDispatch } from './vendor-dispatch.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -89,7 +90,14 @@ export class PushService {
     settings: { commercial: boolean },
   ): Promise<{ created: boolean; record: NotificationRecord }> {
     const context: PushRequestContext = { appId, now: this.clock.now(), prodHeader };
-    const outcome = await this.store.push.createPush({ ...parsePushRequest(body, context), scheduleCap: scheduledPushCap(settings) });
+    const cap = scheduledPushCap(settings);
+    const outcome = await this.store.push.createPush({ ...parsePushRequest(body, context), scheduleCap: cap });
+    if ('refused' in outcome) {
+      throw new ApiError(
+        'scheduledPushQuota',
+        `${cap} scheduled pushes are already waiting, the most this application may have (${scheduledPushCaps.development} for a development application, ${scheduledPushCaps.commercial} for a commercial one). Cancel one or wait until one starts.`,
+      );
+    }
     if (outcome.created) this.worker.wake();
     return outcome;
   }

@@ -1,27 +1,15 @@
-import { importedIdentities } from './identity-store.ts';
-import type { EncodedBatch, ImportBatch, ImportRecord } from './ops-store.ts';
-import { encodeImportRows } from './postgres/import-rows.ts';
+import type { ImportBatch, ImportRecord } from './ops-store.ts';
+import { postgresDialect } from './postgres/dialect.ts';
+import type { SqlDialect } from './sql/dialect.ts';
+import { sqliteDialect } from './sqlite/dialect.ts';
 import type { Store } from './store.ts';
 
-const encoder = new TextEncoder();
+const dialects: Record<Store['kind'], SqlDialect> = { sqlite: sqliteDialect, postgres: postgresDialect };
 
 /**
- * Shapes records for `store.ops.importObjects` of a store of this kind. Pure and synchronous,
- * so the import's parse threads run it: PostgreSQL gets its rows encoded for COPY there (a
- * buffer the thread hands over without copying), SQLite the records themselves.
+ * Shapes records for `store.ops.importObjects` of a store of this kind, as its dialect does.
+ * The import's parse threads know the store only by its kind.
  */
 export function prepareImportBatch(kind: Store['kind'], appId: string, className: string, records: ImportRecord[]): ImportBatch {
-  return kind === 'sqlite' ? { kind: 'records', appId, className, records } : encodeImportBatch(appId, className, records);
-}
-
-/** PostgreSQL's batch: the rows in COPY's text format, and per record its id and authData identities. */
-export function encodeImportBatch(appId: string, className: string, records: ImportRecord[]): EncodedBatch {
-  return {
-    kind: 'encoded',
-    appId,
-    className,
-    objectIds: records.map((r) => r.object.objectId),
-    identities: importedIdentities(className, records.map((r) => r.object)),
-    rows: encoder.encode(encodeImportRows(appId, records)),
-  };
+  return dialects[kind].importBatch(appId, className, records);
 }

@@ -11,7 +11,9 @@ import type {
 export type CreatePushOutcome =
   | { created: true; record: NotificationRecord }
   /** The req_id was used within the dedupe window: this is the first record. */
-  | { created: false; record: NotificationRecord };
+  | { created: false; record: NotificationRecord }
+  /** A scheduled push while the application already has `scheduleCap` pushes waiting: nothing is stored. */
+  | { created: false; refused: 'scheduleCap' };
 
 /** A page's key range, claimed by one worker: it routes (fills) the page next, then delivers it. */
 export interface PageClaim {

@@ -1,6 +1,5 @@
-import type { ApiError } from '../lib/errors.ts';
 import type { AppSettings } from '../apps/settings.ts';
-import type { AppRecord, Change, Condition, FindQuery, Readers, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AppRecord, Change, Condition, FindQuery, Readers, Refusal, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { PushScheduleStore } from './push-schedule-store.ts';
@@ -8,8 +7,8 @@ import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
 import type { QuotaPauses } from '../push/vendors/pauses.ts';
-import type { ClassIndexStore } from './class-index-store.ts';
 import type { OpsStore } from './ops-store.ts';
+import type { ClassIndexStore } from './class-index-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -38,9 +37,9 @@ export interface Store {
   /** Phone makers paused for the day after a daily-quota error, shared by every node. */
   readonly quotaPauses: QuotaPauses;
   /** Bulk import and the gauges of GET /metrics (src/storage/ops-store.ts). */
+  readonly ops: OpsStore;
   /** Indexes users declare on fields of their classes (src/storage/class-index-store.ts). */
   readonly classIndexes: ClassIndexStore;
-  readonly ops: OpsStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;
@@ -50,11 +49,11 @@ export interface Store {
   createFirstApp(app: AppRecord): Promise<boolean>;
   getApp(appId: string): Promise<AppRecord | null>;
   listApps(): Promise<AppRecord[]>;
-  /** Runs `change` on the current settings under a lock; its ApiError refuses the change. */
-  updateAppSettings(
+  /** Runs `change` on the current settings under a lock; its Refusal stores nothing and is the answer. Null: no such app. */
+  updateAppSettings<R>(
     appId: string,
-    change: (current: Partial<AppSettings>) => AppSettings | ApiError,
-  ): Promise<AppSettings | ApiError | null>;
+    change: (current: Partial<AppSettings>) => AppSettings | Refusal<R>,
+  ): Promise<AppSettings | Refusal<R> | null>;
 
   insertObject(appId: string, object: StoredObject): Promise<WriteOutcome>;
   getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null>;
@@ -67,13 +66,13 @@ export interface Store {
    * Locks the row, runs `change` (which checks write rights first), then checks `condition`, and stores
    * what `change` returned. The condition is never evaluated on a row its readers may not read.
    */
-  updateObject(ref: ObjectRef, change: Change, condition?: Condition): Promise<WriteOutcome>;
+  updateObject<R = never>(ref: ObjectRef, change: Change<R>, condition?: Condition): Promise<WriteOutcome<R>>;
   /** Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. */
-  deleteObject(
+  deleteObject<R = never>(
     ref: ObjectRef,
-    guard: (current: StoredObject) => ApiError | null,
+    guard: (current: StoredObject) => Refusal<R> | null,
     condition?: Condition,
-  ): Promise<WriteOutcome>;
+  ): Promise<WriteOutcome<R>>;
 
   close(): Promise<void>;
 }

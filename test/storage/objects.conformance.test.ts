@@ -2,7 +2,6 @@
 // objects, with the ACL readers every read and condition applies. Runs on the database the run selects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../../src/lib/errors.ts';
 import { mergeSettings } from '../../src/apps/settings.ts';
 import type { AppRecord, FindQuery, StoredObject, Where } from '../../src/objects/types.ts';
 import type { ObjectRef } from '../../src/storage/store.ts';
@@ -60,8 +59,10 @@ test('updateAppSettings: the change sees the current settings, concurrent change
     ),
   );
   assert.equal((await store().getApp(appId))?.settings.androidIntentHostname, 'xxxxxxxxxx');
-  const denial = new ApiError('forbidden');
-  assert.equal(await store().updateAppSettings(appId, () => denial), denial, 'the refusal is handed back as it is');
+  // The refusal is the caller's own value, handed back untouched: stores word no errors.
+  const denial = { why: 'no' };
+  const refused = await store().updateAppSettings(appId, () => ({ refused: denial }));
+  assert.ok(refused !== null && 'refused' in refused && refused.refused === denial);
   assert.equal((await store().getApp(appId))?.settings.commercial, true);
   assert.equal(await store().updateAppSettings('no-such-app', (current) => current as never), null);
 });
@@ -218,12 +219,14 @@ test('updateObject outcomes: refused before the condition, conditionFailed, notF
   const doc = objectOf('_User', { username: 'zed', n: 1 });
   await store().insertObject(appId, doc);
   const ref = refOf(appId, doc);
-  const denial = new ApiError('aclWriteDenied');
-  assert.deepEqual(await store().updateObject(ref, () => denial), { ok: false, reason: 'refused', error: denial });
+  const denial = { why: 'aclWriteDenied' };
+  const refused = await store().updateObject(ref, () => ({ refused: denial }));
+  assert.deepEqual(refused, { ok: false, reason: 'refused', refusal: denial });
+  assert.equal(refused.ok === false && refused.reason === 'refused' && refused.refusal, denial, 'handed back untouched');
   const condition = { where: { op: 'eq', path: ['n'], value: 2 } as Where, readers: null };
   assert.deepEqual(await store().updateObject(ref, (c) => ({ ...c, data: { ...c.data, n: 9 } }), condition), { ok: false, reason: 'conditionFailed' });
   // Review of e2b2d15 (ACL oracle): the refusal comes before the condition, whatever it says.
-  assert.deepEqual(await store().updateObject(ref, () => denial, condition), { ok: false, reason: 'refused', error: denial });
+  assert.deepEqual(await store().updateObject(ref, () => ({ refused: denial }), condition), { ok: false, reason: 'refused', refusal: denial });
   let called = false;
   const missing = await store().updateObject({ ...ref, objectId: 'nope' }, (c) => ((called = true), c), condition);
   assert.deepEqual(missing, { ok: false, reason: 'notFound' });
@@ -287,8 +290,11 @@ test('deleteObject: guard, condition, the deleted object returned, then notFound
   await store().insertObject(appId, doc);
   const ref = refOf(appId, doc);
   let guarded: StoredObject | null = null;
-  const denial = new ApiError('aclWriteDenied');
-  assert.deepEqual(await store().deleteObject(ref, (current) => ((guarded = current), denial)), { ok: false, reason: 'refused', error: denial });
+  assert.deepEqual(await store().deleteObject(ref, (current) => ((guarded = current), { refused: 'aclWriteDenied' })), {
+    ok: false,
+    reason: 'refused',
+    refusal: 'aclWriteDenied',
+  });
   assert.deepEqual(guarded, doc, 'the guard sees the current row');
   assert.deepEqual(await store().deleteObject(ref, () => null, { where: { op: 'eq', path: ['n'], value: 9 }, readers: null }), {
     ok: false,

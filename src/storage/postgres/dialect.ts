@@ -3,14 +3,15 @@ import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
 import { comparisonOperators } from '../sql/where.ts';
+import { encodeImportBatch } from './import-batch.ts';
 import { postgresRegex } from './regex.ts';
 
-function field(path: string[]): Sql {
 /**
  * The field with its path as a quoted SQL literal, not a bound parameter: the planner matches an index
  * on an expression only when the query spells the same expression (a class index on
  * (data #> '{a}'::text[])).
  */
+function field(path: string[]): Sql {
   return sql`(o.data #> ${pathLiteral(path)})`;
 }
 
@@ -121,6 +122,38 @@ export const postgresDialect: SqlDialect = {
   decodeJson: <T>(raw: unknown) => (raw ?? null) as T,
   encodeReaders: (readers) => readers,
   rowLock: sql`FOR UPDATE`,
+  rowLockOf: (alias: string) => sql`FOR UPDATE OF ${sql.raw(alias)}`,
+  rowLockSkipLocked: sql`FOR UPDATE SKIP LOCKED`,
+  // A transaction-scoped advisory lock on the key's hash, released at commit.
+  serialiseOn: (key: string) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`,
+  relaxedCommit: sql`SET LOCAL synchronous_commit = off`,
+  // A list is bound as one array parameter, whatever its length.
+  idsPerStatement: Infinity,
+
+  jsonField(document: Sql, field: string): Sql {
+    return sql`(${document} ->> ${field})`;
+  },
+
+  jsonSet(document: Sql, field: string, value: Json): Sql {
+    return sql`jsonb_set(${document}, ${sql.val([field])}::text[], ${JSON.stringify(value)}::jsonb)`;
+  },
+
+  textRows(columns: Array<Array<string | null>>): Sql {
+    const names = columns.map((_, i) => (i === 0 ? 'v' : `v${i + 1}`));
+    const arrays = columns.map((column) => sql`${column}::text[]`);
+    return sql`unnest(${sql.join(arrays)}) AS t(${sql.raw(names.join(', '))})`;
+  },
+
+  idsPresent(appId: string, className: string, ids: string[]) {
+    // One primary-key probe per id (LATERAL): right after a bulk load the statistics are stale,
+    // and the planner otherwise scans the whole class through another index.
+    return sql<{ id: string }>`SELECT t.id FROM unnest(${ids}::text[]) AS t(id)
+      CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+        AND o.id = t.id LIMIT 1) x`;
+  },
+
+  // Rows encoded for COPY on the parse threads.
+  importBatch: encodeImportBatch,
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };

@@ -2,7 +2,7 @@ import { finished } from 'node:stream/promises';
 import { Kysely, PostgresDialect, sql, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { encodeImportBatch } from '../import-batch.ts';
+import { encodeImportBatch } from './import-batch.ts';
 import type { EncodedBatch, ImportBatch, ImportStatus } from '../ops-store.ts';
 import type { SqlDialect } from '../sql/dialect.ts';
 import { SqlOpsStore, insertedStatuses, type UniqueValues } from '../sql/ops-store.ts';

@@ -1,6 +1,7 @@
 import type { RawBuilder } from 'kysely';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
+import type { ImportBatch, ImportRecord } from '../ops-store.ts';
 
 export type Sql = RawBuilder<unknown>;
 export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
@@ -8,9 +9,10 @@ export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
 export type ViolatedIndex = { name: string } | { table: string; columns: string[] };
 
 /**
- * What differs between the databases: how JSON fields are reached and compared, how the
- * readers of a row are matched, and how a driver error names a unique index.
- * Everything else (statements, transactions, row mapping) is shared in SqlStore.
+ * Everything that differs between the databases: how JSON fields are reached, compared and
+ * updated, how the readers of a row are matched, row and advisory locks, how many values a
+ * statement binds, the shape of an import batch, and how a driver error names a unique index.
+ * The shared code (src/storage/sql) reads the same for both and never asks which database it has.
  */
 export interface SqlDialect {
   readonly kind: 'sqlite' | 'postgres';
@@ -37,4 +39,34 @@ export interface SqlDialect {
   readonly rowLock: Sql;
   /** The unique index a driver error says a write violated, in the driver's words (object-row.ts reads it); null for any other error. */
   uniqueViolation(error: unknown): ViolatedIndex | null;
+
+  /** rowLock on the rows of one table of a join only (FOR UPDATE OF alias). */
+  rowLockOf(alias: string): Sql;
+  /** rowLock that passes over rows another transaction holds, for workers claiming work. */
+  readonly rowLockSkipLocked: Sql;
+  /**
+   * A statement that makes transactions naming the same key run one after another until the
+   * holder commits, or null where write transactions already do.
+   */
+  serialiseOn(key: string): Sql | null;
+  /** A statement letting this transaction's commit skip the wait for durable storage, or null. */
+  readonly relaxedCommit: Sql | null;
+  /** How many ids one statement takes (idsPresent, IN lists) within the database's parameter limit. */
+  readonly idsPerStatement: number;
+  /** A top-level scalar field of a JSON column (`document`, as `data` or `o.data`), to compare with strings. */
+  jsonField(document: Sql, field: string): Sql;
+  /** The JSON column `document` with its top-level `field` set to `value`. */
+  jsonSet(document: Sql, field: string, value: Json): Sql;
+  /**
+   * Parallel text arrays as a table t(v, v2, v3, …) bound as one parameter per column: a page of
+   * a thousand rows is one short statement instead of thousands of placeholders to parse and plan.
+   */
+  textRows(columns: Array<Array<string | null>>): Sql;
+  /** A query of the `id` of each of `ids` (at most idsPerStatement) that the class holds. */
+  idsPresent(appId: string, className: string, ids: string[]): RawBuilder<{ id: string }>;
+  /**
+   * Shapes records for this store's `ops.importObjects`. Pure and synchronous, so the import's
+   * parse threads run it (src/storage/import-batch.ts).
+   */
+  importBatch(appId: string, className: string, records: ImportRecord[]): ImportBatch;
 }

@@ -127,19 +127,9 @@ export class SqlOpsStore implements OpsStore {
   private async present(db: Kysely<any>, appId: string, className: string, objectIds: string[]): Promise<Set<string>> {
     const present = new Set<string>();
     const ids = [...new Set(objectIds)];
-    // PostgreSQL takes the ids as one array parameter; SQLite binds each.
-    const step = this.dialect.kind === 'postgres' ? ids.length : sqliteRowsPerStatement;
+    const step = this.dialect.idsPerStatement;
     for (let start = 0; start < ids.length; start += step) {
-      const part = ids.slice(start, start + step);
-      // One primary-key probe per id (LATERAL): right after a bulk load the statistics are stale,
-      // and the planner otherwise scans the whole class through another index.
-      const { rows } =
-        this.dialect.kind === 'postgres'
-          ? await sql<{ id: string }>`SELECT t.id FROM unnest(${part}::text[]) AS t(id)
-              CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
-                AND o.id = t.id LIMIT 1) x`.execute(db)
-          : await sql<{ id: string }>`SELECT id FROM objects
-              WHERE app_id = ${appId} AND class_name = ${className} AND id IN (${sql.join(part)})`.execute(db);
+      const { rows } = await this.dialect.idsPresent(appId, className, ids.slice(start, start + step)).execute(db);
       for (const row of rows) present.add(row.id);
     }
     return present;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { JobView, PushContent } from '../../push/types.ts';
-import type { Sql, SqlDialect } from './dialect.ts';
+import type { SqlDialect } from './dialect.ts';
 
 /** A push_notifications row: the record and its fan-out job's cursor. */
 export interface NotificationRow {
@@ -45,7 +45,7 @@ export function chunks<T>(items: T[], size: number): T[][] {
  * does): the cost is a redelivery the device filters by id, so they skip the WAL flush wait.
  */
 export async function relaxedCommit(trx: Kysely<any>, dialect: SqlDialect): Promise<void> {
-  if (dialect.kind === 'postgres') await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+  if (dialect.relaxedCommit) await dialect.relaxedCommit.execute(trx);
 }
 
 /**
@@ -61,19 +61,4 @@ export async function addCounts(db: Kysely<any>, appId: string, notificationId: 
   await sql`INSERT INTO push_counts (app_id, notification_id, key, n)
     VALUES ${sql.join(entries.map(([key, n]) => sql`(${appId}, ${notificationId}, ${key}, ${n})`))}
     ON CONFLICT (app_id, notification_id, key) DO UPDATE SET n = push_counts.n + excluded.n`.execute(db);
-}
-
-/**
- * Parallel text arrays as a table t(v, v2, v3, …) bound as one parameter per column: a page of
- * a thousand rows is one short statement instead of thousands of placeholders to parse and plan.
- */
-export function rowsOf(dialect: SqlDialect, columns: Array<Array<string | null>>): Sql {
-  const names = columns.map((_, i) => (i === 0 ? 'v' : `v${i + 1}`));
-  if (dialect.kind === 'postgres') {
-    const arrays = columns.map((column) => sql`${column}::text[]`);
-    return sql`unnest(${sql.join(arrays)}) AS t(${sql.raw(names.join(', '))})`;
-  }
-  const rows = JSON.stringify(columns[0].map((_, r) => columns.map((column) => column[r])));
-  const fields = names.map((name, i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ');
-  return sql`(SELECT ${sql.raw(fields)} FROM json_each(${rows})) AS t`;
 }

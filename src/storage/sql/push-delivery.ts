@@ -34,10 +34,8 @@ export class SqlPushDelivery {
       const { rows } = await sql<{ app_id: string; id: string }>`SELECT app_id, id FROM push_notifications
         WHERE id IN (${sql.join(ids)})`.execute(trx);
       const appOf = new Map(rows.map((r) => [r.id, r.app_id]));
-      const field = (name: string) =>
-        this.dialect.kind === 'postgres' ? sql`(data ->> ${name})` : sql`json_extract(data, ${'$.' + name})`;
-      const invalid =
-        this.dialect.kind === 'postgres' ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)` : sql`json_set(data, '$.valid', json('false'))`;
+      const field = (name: string) => this.dialect.jsonField(sql`data`, name);
+      const invalid = this.dialect.jsonSet(sql`data`, 'valid', false);
       let notifications = 0;
       let invalidated = 0;
       for (const update of updates) {

@@ -4,7 +4,7 @@ import type { ClaimedPage, PageClaim } from '../push-store.ts';
 import type { PageResult, PageWork, RoutePage, TargetDevice, VendorTarget } from '../../push/types.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere } from './where.ts';
-import { addCounts, chunks, insertChunk, jobOf, relaxedCommit, rowsOf, type NotificationRow } from './push-common.ts';
+import { addCounts, chunks, insertChunk, jobOf, relaxedCommit, type NotificationRow } from './push-common.ts';
 
 /** A maker target as push_pages.vendor keeps it: [installation object id, vendor, device profile, registration id]. */
 type StoredTarget = [string, VendorTarget['vendor'], string, string];
@@ -27,15 +27,8 @@ export class SqlPushPages {
     this.dialect = options.dialect;
   }
 
-  /** PostgreSQL lets workers skip a row another worker holds; SQLite has one writer anyway. */
-  private get skipLocked(): Sql {
-    return this.dialect.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-  }
-
   private text(field: string): Sql {
-    return this.dialect.kind === 'postgres'
-      ? sql`(o.data ->> ${field})`
-      : sql`json_extract(o.data, ${'$.' + field})`;
+    return this.dialect.jsonField(sql`o.data`, field);
   }
 
   async claimPage(options: { now: number; pageSize: number; leaseMs: number }): Promise<ClaimedPage | null> {
@@ -44,7 +37,7 @@ export class SqlPushPages {
       // Nothing is sent on the strength of a claim: the fill's commit waits for the WAL, which holds this one.
       await relaxedCommit(trx, this.dialect);
       const { rows } = await sql<NotificationRow>`SELECT * FROM push_notifications
-        WHERE paged = 0 AND push_time <= ${now} ORDER BY push_time, id LIMIT 1 ${this.skipLocked}`.execute(trx);
+        WHERE paged = 0 AND push_time <= ${now} ORDER BY push_time, id LIMIT 1 ${this.dialect.rowLockSkipLocked}`.execute(trx);
       const row = rows[0];
       if (!row) return null;
       const job = jobOf(row);
@@ -92,14 +85,13 @@ export class SqlPushPages {
    * devices is done at once. Null when the page is gone (its push deleted) or already routed.
    */
   private async fill(trx: Kysely<any>, page: PageClaim, now: number, route: RoutePage): Promise<PageWork | null> {
-    const lock = this.dialect.kind === 'postgres' ? sql`FOR UPDATE OF p` : sql``;
     const pageKey = sql`app_id = ${page.appId} AND notification_id = ${page.notificationId} AND seq = ${page.seq}`;
     // The app's settings come with the page, read as they are now: SPEC §3.4.
     const { rows } = await sql<NotificationRow & { lo_key: string; hi_key: string; app_settings: unknown }>`
       SELECT n.*, p.lo_key, p.hi_key, (SELECT a.settings FROM apps a WHERE a.app_id = n.app_id) AS app_settings
       FROM push_pages p JOIN push_notifications n ON n.app_id = p.app_id AND n.id = p.notification_id
       WHERE p.app_id = ${page.appId} AND p.notification_id = ${page.notificationId} AND p.seq = ${page.seq}
-      AND p.filled = 0 ${lock}`.execute(trx);
+      AND p.filled = 0 ${this.dialect.rowLockOf('p')}`.execute(trx);
     const row = rows[0];
     if (!row) return null;
     const job = jobOf(row);
@@ -128,7 +120,7 @@ export class SqlPushPages {
       // No ON CONFLICT: the page row's lock and filled flag make this the page's only routing.
       await sql`INSERT INTO push_mailbox (app_id, installation_id, notification_id, page_seq, created_at, expires_at)
         SELECT ${row.app_id}, t.v, ${row.id}, ${page.seq}, ${job.createdAt}, ${job.expiresAt}
-        FROM ${rowsOf(this.dialect, [routing.channel])}`.execute(trx);
+        FROM ${this.dialect.textRows([routing.channel])}`.execute(trx);
     }
     const channel = routing.channel.length > 0 ? JSON.stringify(routing.channel) : null;
     const stored: StoredTarget[] = routing.vendor.map((t) => [t.installationObjectId, t.vendor, t.deviceProfile, t.registrationId]);
@@ -152,7 +144,7 @@ export class SqlPushPages {
     return this.db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ app_id: string; notification_id: string; seq: number | string; filled: number | string; channel: string | null; vendor: string | null }>`
         SELECT app_id, notification_id, seq, filled, channel, vendor FROM push_pages WHERE done = 0 AND lease_until < ${options.now}
-        ORDER BY lease_until LIMIT 1 ${this.skipLocked}`.execute(trx);
+        ORDER BY lease_until LIMIT 1 ${this.dialect.rowLockSkipLocked}`.execute(trx);
       const page = rows[0];
       if (!page) return null;
       const claim: PageClaim = { appId: page.app_id, notificationId: page.notification_id, seq: Number(page.seq) };
@@ -214,16 +206,12 @@ export class SqlPushPages {
         await sql`INSERT INTO push_vendor_outbox (app_id, notification_id, installation_object_id, page_seq, vendor,
             device_profile, registration_id, result, error)
           SELECT ${appId}, ${notificationId}, t.v, ${result.seq}, t.v2, t.v3, t.v4, t.v5, t.v6
-          FROM ${rowsOf(this.dialect, columns)} WHERE true
+          FROM ${this.dialect.textRows(columns)} WHERE true
           ON CONFLICT (app_id, notification_id, installation_object_id) DO UPDATE
           SET result = excluded.result, error = excluded.error`.execute(trx);
       }
       for (const part of chunks(result.invalidate, insertChunk)) {
-        const invalid =
-          this.dialect.kind === 'postgres'
-            ? sql`jsonb_set(data, '{valid}', 'false'::jsonb)`
-            : sql`json_set(data, '$.valid', json('false'))`;
-        await sql`UPDATE objects SET data = ${invalid}, updated_at = ${now}
+        await sql`UPDATE objects SET data = ${this.dialect.jsonSet(sql`data`, 'valid', false)}, updated_at = ${now}
           WHERE app_id = ${appId} AND class_name = '_Installation' AND id IN (${sql.join(part)})`.execute(trx);
       }
       await addCounts(trx, appId, notificationId, result.counts);

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import { ApiError } from '../../lib/errors.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import type { NewPush, PushContent } from '../../push/types.ts';
 import type { CancelOutcome, PushScheduleStore, ScheduledPush } from '../push-schedule-store.ts';
@@ -8,25 +7,21 @@ import { serialiseOn } from './serialise.ts';
 
 /**
  * Called by createPush inside its transaction, before the record is stored: a scheduled push gets
- * its number, or the ApiError of the cap when the application already has `push.scheduleCap`
- * pushes waiting. Serialised per application, so pushes made at the same instant cannot pass together.
+ * its number; false (nothing numbered) when the application already has `push.scheduleCap` pushes
+ * waiting. Serialised per application, so pushes made at the same instant cannot pass together.
  */
-export async function admitScheduledPush(trx: Kysely<any>, dialect: SqlDialect, push: NewPush): Promise<void> {
-  if (push.status !== 'scheduled') return;
+export async function admitScheduledPush(trx: Kysely<any>, dialect: SqlDialect, push: NewPush): Promise<boolean> {
+  if (push.status !== 'scheduled') return true;
   await serialiseOn(trx, dialect, `push-schedule:${push.appId}`);
   await sql`DELETE FROM push_schedule WHERE app_id = ${push.appId} AND NOT EXISTS (SELECT 1 FROM push_notifications n
     WHERE n.app_id = push_schedule.app_id AND n.id = push_schedule.notification_id AND n.status = 'scheduled')`.execute(trx);
   if (push.scheduleCap !== undefined) {
     const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM push_schedule
       WHERE app_id = ${push.appId}`.execute(trx);
-    if (Number(rows[0].n) >= push.scheduleCap) {
-      throw new ApiError(
-        'scheduledPushQuota',
-        `${push.scheduleCap} scheduled pushes are already waiting, the most this application may have (10 for a development application, 1000 for a commercial one). Cancel one or wait until one starts.`,
-      );
-    }
+    if (Number(rows[0].n) >= push.scheduleCap) return false;
   }
   await sql`INSERT INTO push_schedule (app_id, notification_id) VALUES (${push.appId}, ${push.objectId})`.execute(trx);
+  return true;
 }
 
 interface ScheduledRow {

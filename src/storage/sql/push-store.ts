@@ -16,6 +16,8 @@ import { SqlPushDelivery } from './push-delivery.ts';
 import { SqlPushPages } from './push-pages.ts';
 import { admitScheduledPush } from './push-schedule-store.ts';
 
+class ScheduleFull extends Error {}
+
 /**
  * PushStore on SQL. Tables (src/storage/sql/migrations): push_notifications (record + job
  * cursor), push_counts (one row per counter, incremented atomically), push_pages (a job's pages:
@@ -63,6 +65,15 @@ export class SqlPushStore implements PushStore {
   }
 
   async createPush(push: NewPush): Promise<CreatePushOutcome> {
+    try {
+      return await this.createIn(push);
+    } catch (error) {
+      if (error instanceof ScheduleFull) return { created: false, refused: 'scheduleCap' };
+      throw error;
+    }
+  }
+
+  private createIn(push: NewPush): Promise<CreatePushOutcome> {
     return this.db.transaction().execute(async (trx) => {
       if (push.reqId !== null) {
         // Takes the req_id only when it is new or older than the window; the loser of a race sees no row.
@@ -80,7 +91,8 @@ export class SqlPushStore implements PushStore {
           if (record) return { created: false as const, record };
         }
       }
-      await admitScheduledPush(trx, this.dialect, push);
+      // Thrown to roll back the req_id just taken: a refused push leaves nothing behind.
+      if (!(await admitScheduledPush(trx, this.dialect, push))) throw new ScheduleFull();
       await sql`INSERT INTO push_notifications (app_id, id, created_at, updated_at, status, push_time, expires_at,
           request, content, selector, last_key, pages, paged)
         VALUES (${push.appId}, ${push.objectId}, ${push.createdAt}, ${push.createdAt}, ${push.status}, ${push.pushTime},

@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { ApiError } from '../../lib/errors.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import type { AppSettings } from '../../apps/settings.ts';
 import type {
   AppRecord,
   Change,
+  Refusal,
   Condition,
   FindQuery,
   Readers,
@@ -121,15 +121,15 @@ export class SqlStore implements Store {
     return rows.map((row) => this.toApp(row));
   }
 
-  async updateAppSettings(
+  async updateAppSettings<R>(
     appId: string,
-    change: (current: Partial<AppSettings>) => AppSettings | ApiError,
-  ): Promise<AppSettings | ApiError | null> {
+    change: (current: Partial<AppSettings>) => AppSettings | Refusal<R>,
+  ): Promise<AppSettings | Refusal<R> | null> {
     return this.db.transaction().execute(async (trx) => {
       const { rows } = await sql<AppRow>`SELECT * FROM apps WHERE app_id = ${appId} ${this.dialect.rowLock}`.execute(trx);
       if (!rows[0]) return null;
       const next = change(this.toApp(rows[0]).settings);
-      if (next instanceof ApiError) return next;
+      if ('refused' in next) return next;
       await sql`UPDATE apps SET settings = ${this.dialect.encodeJson(next)} WHERE app_id = ${appId}`.execute(trx);
       return next;
     });
@@ -208,14 +208,14 @@ export class SqlStore implements Store {
     return rows.length > 0;
   }
 
-  async updateObject(ref: ObjectRef, change: Change, condition?: Condition): Promise<WriteOutcome> {
+  async updateObject<R = never>(ref: ObjectRef, change: Change<R>, condition?: Condition): Promise<WriteOutcome<R>> {
     try {
-      return await this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
+      return await this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
         const current = await this.lockRow(trx, ref);
         if (!current) return { ok: false, reason: 'notFound' };
         // The write rights first, the condition after: a refusal must not depend on the condition.
         const next = change(current);
-        if (next instanceof ApiError) return { ok: false, reason: 'refused', error: next };
+        if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
         if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
         await sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
@@ -230,16 +230,16 @@ export class SqlStore implements Store {
     }
   }
 
-  async deleteObject(
+  async deleteObject<R = never>(
     ref: ObjectRef,
-    guard: (current: StoredObject) => ApiError | null,
+    guard: (current: StoredObject) => Refusal<R> | null,
     condition?: Condition,
-  ): Promise<WriteOutcome> {
-    return this.db.transaction().execute(async (trx): Promise<WriteOutcome> => {
+  ): Promise<WriteOutcome<R>> {
+    return this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
       const current = await this.lockRow(trx, ref);
       if (!current) return { ok: false, reason: 'notFound' };
       const refusal = guard(current);
-      if (refusal) return { ok: false, reason: 'refused', error: refusal };
+      if (refusal) return { ok: false, reason: 'refused', refusal: refusal.refused };
       if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
       await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
         AND id = ${ref.objectId}`.execute(trx);

@@ -2,13 +2,13 @@ import { sql } from 'kysely';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
+import type { ImportBatch, ImportRecord } from '../ops-store.ts';
 import { comparisonOperators } from '../sql/where.ts';
 
 function jsonPath(path: string[]): string {
   return '$' + path.map((segment) => `."${segment}"`).join('');
 }
 
-/** json_type names of the values a JS scalar can equal. */
 /**
  * json_extract(o.data, '<path>') with the path as a quoted SQL literal, not a bound parameter: the
  * planner matches an index on an expression only when the query spells the same expression, and an
@@ -27,6 +27,7 @@ function typeOf(path: string[]): Sql {
   return sql`coalesce(json_type(o.data, ${pathLiteral(path)}), '')`;
 }
 
+/** json_type names of the values a JS scalar can equal. */
 function typesOf(value: string | number | boolean): string[] {
   if (typeof value === 'string') return ['text'];
   if (typeof value === 'number') return ['integer', 'real'];
@@ -142,6 +143,36 @@ export const sqliteDialect: SqlDialect = {
   decodeJson: <T>(raw: unknown) => (raw === null || raw === undefined ? null : JSON.parse(String(raw))) as T,
   encodeReaders: (readers) => JSON.stringify(readers),
   rowLock: sql``,
+  // No row locks and nothing to serialise on: write transactions begin IMMEDIATE, one writer at a time across processes.
+  rowLockOf: () => sql``,
+  rowLockSkipLocked: sql``,
+  serialiseOn: () => null,
+  relaxedCommit: null,
+  // Each id is bound on its own, well inside the 32,766 bound parameters of a statement.
+  idsPerStatement: 1000,
+
+  jsonField(document: Sql, field: string): Sql {
+    return sql`json_extract(${document}, ${jsonPath([field])})`;
+  },
+
+  jsonSet(document: Sql, field: string, value: Json): Sql {
+    return sql`json_set(${document}, ${jsonPath([field])}, json(${JSON.stringify(value)}))`;
+  },
+
+  textRows(columns: Array<Array<string | null>>): Sql {
+    // One JSON parameter: an array of rows, each row an array read by position.
+    const names = columns.map((_, i) => (i === 0 ? 'v' : `v${i + 1}`));
+    const rows = JSON.stringify(columns[0].map((_, r) => columns.map((column) => column[r])));
+    const fields = names.map((name, i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ');
+    return sql`(SELECT ${sql.raw(fields)} FROM json_each(${rows})) AS t`;
+  },
+
+  idsPresent(appId: string, className: string, ids: string[]) {
+    return sql<{ id: string }>`SELECT id FROM objects WHERE app_id = ${appId} AND class_name = ${className} AND id IN (${sql.join(ids)})`;
+  },
+
+  // The records themselves: the SQLite store inserts them with multi-row VALUES.
+  importBatch: (appId: string, className: string, records: ImportRecord[]): ImportBatch => ({ kind: 'records', appId, className, records }),
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; message?: string };
