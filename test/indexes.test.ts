@@ -5,6 +5,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { sql, type Kysely } from 'kysely';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 
 const run = promisify(execFile);
@@ -24,15 +25,15 @@ test('an index is created, listed as ready, refused twice, and dropped; queries 
   for (let i = 0; i < 5; i++) assert.equal((await server.master.post('/1.1/classes/Score', { score: i, owner: { name: `o${i % 2}` } })).status, 201);
   const created = await server.master.post('/1.1/indexes/Score', { name: 'byScore', keys: { score: -1, 'owner.name': 1 } });
   assert.equal(created.status, 201);
-  assert.deepEqual(created.body, { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, state: 'ready' });
+  assert.deepEqual(created.body, { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, unique: false, state: 'ready' });
   assert.deepEqual((await server.master.post('/1.1/indexes/Score', { name: 'other', keys: { score: 1 } })).status, 201);
 
   const listed = await server.master.get('/1.1/indexes/Score');
   assert.equal(listed.status, 200);
   assert.deepEqual(listed.body, {
     results: [
-      { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, state: 'ready' },
-      { name: 'other', keys: { score: 1 }, state: 'ready' },
+      { name: 'byScore', keys: { score: -1, 'owner.name': 1 }, unique: false, state: 'ready' },
+      { name: 'other', keys: { score: 1 }, unique: false, state: 'ready' },
     ],
   });
   assert.deepEqual((await server.master.get('/1.1/indexes/Other')).body, { results: [] });
@@ -76,7 +77,8 @@ test('bad specs are refused with their catalogue error, and nothing is created',
     [{ name: 'a', keys: {} }, 160],
     [{ name: 'bad name', keys: { score: 1 } }, 160],
     [{ keys: { score: 1 } }, 160],
-    [{ name: 'a', keys: { score: 1 }, unique: true }, 160],
+    [{ name: 'a', keys: { score: 1 }, unique: 'yes' }, 160],
+    [{ name: 'a', keys: { score: 1 }, sparse: true }, 160],
     [[1], 160],
   ];
   for (const [body, code] of refused) {
@@ -94,8 +96,8 @@ test('roost index create, list and drop act on the same indexes as the endpoint'
     run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'index', ...args], {
       env: { ...process.env, ...database.env, DATABASE_URL: database.env.DATABASE_URL ?? '' },
     });
-  const created = JSON.parse((await roost('create', '--app', server.appId, 'Cli', 'byRank', '{"rank": 1}')).stdout);
-  assert.deepEqual(created, { name: 'byRank', keys: { rank: 1 }, state: 'ready' });
+  const created = JSON.parse((await roost('create', '--app', server.appId, 'Cli', 'byRank', '{"rank": 1}', '--unique')).stdout);
+  assert.deepEqual(created, { name: 'byRank', keys: { rank: 1 }, unique: true, state: 'ready' });
   assert.deepEqual((await server.master.get('/1.1/indexes/Cli')).body, { results: [created] });
   assert.deepEqual(JSON.parse((await roost('list', '--app', server.appId, 'Cli')).stdout), [created]);
   await assert.rejects(roost('create', '--app', server.appId, 'Cli', 'byRank', '{"rank": 1}'), (error: { code: number; stderr: string }) => {
@@ -105,4 +107,39 @@ test('roost index create, list and drop act on the same indexes as the endpoint'
   });
   assert.equal((await roost('drop', '--app', server.appId, 'Cli', 'byRank')).stdout, 'dropped byRank\n');
   assert.deepEqual((await server.master.get('/1.1/indexes/Cli')).body, { results: [] });
+});
+
+test('a unique index: a build over duplicates is refused and leaves nothing; later writes of a taken value are refused', async () => {
+  for (const code of ['a', 'a', 'b']) assert.equal((await server.master.post('/1.1/classes/Coupon', { code })).status, 201);
+  const refused = await server.master.post('/1.1/indexes/Coupon', { name: 'byCode', keys: { code: 1 }, unique: true });
+  assert.equal(refused.status, 400);
+  assert.deepEqual(refused.body, { code: 137, error: 'Objects of the class share values of the keys: the unique index was not built.' });
+  assert.deepEqual((await server.master.get('/1.1/indexes/Coupon')).body, { results: [] });
+  if (server.store.kind === 'postgres') {
+    // CREATE INDEX CONCURRENTLY leaves an invalid index when it fails: none stays.
+    const db = (server.store as unknown as { db: Kysely<any> }).db;
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_index WHERE NOT indisvalid`.execute(db);
+    assert.equal(rows[0].n, 0);
+  }
+
+  const found = await server.master.get(`/1.1/classes/Coupon?where=${encodeURIComponent('{"code":"a"}')}`);
+  assert.equal((await server.master.delete(`/1.1/classes/Coupon/${found.body.results[0].objectId}`)).status, 200);
+  const created = await server.master.post('/1.1/indexes/Coupon', { name: 'byCode', keys: { code: 1 }, unique: true });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body, { name: 'byCode', keys: { code: 1 }, unique: true, state: 'ready' });
+  assert.deepEqual((await server.master.get('/1.1/indexes/Coupon')).body.results, [created.body]);
+
+  const taken = { code: 137, error: 'A unique field was given a value that is already taken.' };
+  const again = await server.master.post('/1.1/classes/Coupon', { code: 'b' });
+  assert.equal(again.status, 400);
+  assert.deepEqual(again.body, taken);
+  const other = await server.master.post('/1.1/classes/Coupon', { code: 'c' });
+  assert.equal(other.status, 201);
+  const changed = await server.master.put(`/1.1/classes/Coupon/${other.body.objectId}`, { code: 'a' });
+  assert.equal(changed.status, 400);
+  assert.deepEqual(changed.body, taken);
+  // Objects without the field, and other classes, are not compared.
+  assert.equal((await server.master.post('/1.1/classes/Coupon', { other: 1 })).status, 201);
+  assert.equal((await server.master.post('/1.1/classes/Coupon', { other: 2 })).status, 201);
+  assert.equal((await server.master.post('/1.1/classes/Voucher', { code: 'a' })).status, 201);
 });

@@ -25,6 +25,7 @@ export const catalogue = {
   invalidEmail: { code: 125, status: 400, message: 'The email address is invalid.' },
   invalidPhone: { code: 127, status: 400, message: 'The mobile phone number is invalid.' },
   duplicateValue: { code: 137, status: 400, message: 'A unique field was given a value that is already taken.' },
+  indexDuplicates: { code: 137, status: 400, message: 'Objects of the class share values of the keys: the unique index was not built.' },
   scheduledPushQuota: { code: 140, status: 400, message: 'Too many scheduled pushes are waiting.' },
   invalidIndex: { code: 160, status: 400, message: 'Invalid index: a name and keys as {"field": 1 or -1}.' },
   indexExists: { code: 161, status: 400, message: 'The class already has an index of that name.' },

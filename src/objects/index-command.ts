@@ -5,7 +5,8 @@ import { openStoreAtStart } from '../startup.ts';
 import { checkIndexName, parseIndexSpec, shownIndex } from './index-spec.ts';
 import { checkClassName } from './values.ts';
 
-export const indexUsage = `index create --app APPID CLASS NAME KEYS   declare an index; KEYS as JSON: '{"score": -1, "owner.name": 1}'
+export const indexUsage = `index create --app APPID CLASS NAME KEYS [--unique]
+                                          declare an index; KEYS as JSON: '{"score": -1, "owner.name": 1}'
   index list --app APPID CLASS             list a class's indexes and their state (building, ready, failed)
   index drop --app APPID CLASS NAME        drop an index`;
 
@@ -16,7 +17,7 @@ export const indexUsage = `index create --app APPID CLASS NAME KEYS   declare an
  */
 export async function indexCommand(args: string[], config: Config, usage: (message: string) => never): Promise<number> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { app: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { app: { type: 'string' }, unique: { type: 'boolean' } } });
   const appId = values.app ?? usage('index needs --app APPID');
   const [className, name, keys] = positionals;
   const wanted = { create: 3, list: 1, drop: 2 }[sub as 'create' | 'list' | 'drop'];
@@ -25,7 +26,7 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
   let body: unknown;
   if (sub === 'create') {
     try {
-      body = { name, keys: JSON.parse(keys) };
+      body = { name, keys: JSON.parse(keys), unique: values.unique === true };
     } catch {
       usage(`KEYS is JSON, as '{"score": -1}'`);
     }
@@ -48,8 +49,9 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       return 0;
     }
     const spec = parseIndexSpec(body);
-    const index = await store.classIndexes.create(appId, className, spec.name, spec.keys);
-    if (!index) throw new ApiError('indexExists');
+    const index = await store.classIndexes.create(appId, className, spec);
+    if (index === 'exists') throw new ApiError('indexExists');
+    if (index === 'duplicates') throw new ApiError('indexDuplicates');
     process.stdout.write(JSON.stringify(shownIndex(index), null, 2) + '\n');
     return 0;
   } catch (error) {

@@ -11,10 +11,10 @@ export function checkIndexName(name: string): void {
   if (!indexName.test(name)) fail('invalidIndex', `Invalid index name '${name}': a letter, then letters, digits or _ (64 at most).`);
 }
 
-/** The body of POST /1.1/indexes/<className>: {"name": "byScore", "keys": {"score": -1, "owner.name": 1}}. */
-export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[] } {
+/** The body of POST /1.1/indexes/<className>: {"name": "byScore", "keys": {"score": -1, "owner.name": 1}, "unique": false}. */
+export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[]; unique: boolean } {
   if (!isObject(body)) fail('invalidIndex');
-  const unknown = Object.keys(body).filter((key) => key !== 'name' && key !== 'keys');
+  const unknown = Object.keys(body).filter((key) => key !== 'name' && key !== 'keys' && key !== 'unique');
   if (unknown.length) fail('invalidIndex', `Unknown index option '${unknown[0]}'.`);
   if (typeof body.name !== 'string') fail('invalidIndex', 'The index needs a name.');
   checkIndexName(body.name);
@@ -22,8 +22,10 @@ export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[] 
   if (!isObject(keys) || Object.keys(keys).length === 0 || Object.keys(keys).length > maxKeys) {
     fail('invalidIndex', `The index needs keys: {"field": 1 or -1}, ${maxKeys} at most.`);
   }
+  if (body.unique !== undefined && typeof body.unique !== 'boolean') fail('invalidIndex', 'unique is true or false.');
   return {
     name: body.name,
+    unique: body.unique === true,
     keys: Object.entries(keys).map(([field, direction]) => {
       if (columnFields.has(field)) fail('invalidKeyName', `'${field}' is indexed already.`);
       if (direction !== 1 && direction !== -1) fail('invalidIndex', `The direction of '${field}' is 1 or -1.`);
@@ -33,7 +35,7 @@ export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[] 
 }
 
 /** An index as the API and the CLI show it: keys as {"field.path": 1 or -1}, in their order. */
-export function shownIndex(index: ClassIndex): { name: string; keys: Record<string, 1 | -1>; state: ClassIndex['state'] } {
+export function shownIndex(index: ClassIndex): { name: string; keys: Record<string, 1 | -1>; unique: boolean; state: ClassIndex['state'] } {
   const keys = Object.fromEntries(index.keys.map((key) => [key.path.join('.'), key.descending ? -1 : 1] as const));
-  return { name: index.name, keys, state: index.state };
+  return { name: index.name, keys, unique: index.unique, state: index.state };
 }

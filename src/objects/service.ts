@@ -19,6 +19,7 @@ const takenErrors: Record<UniqueField, ErrorKind> = {
   mobilePhoneNumber: 'phoneTaken',
   installationId: 'duplicateValue',
   authData: 'linkedElsewhere',
+  classIndex: 'duplicateValue',
 };
 
 /** Splits a write body into its ACL and field operations; server-owned and "__" keys are ignored. */

@@ -71,7 +71,8 @@ export interface FindQuery {
 }
 
 /** Fields whose uniqueness the database enforces; a race loser learns which one it lost on. */
-export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData';
+/** `classIndex`: the values of a unique index users declared on the class (POST /1.1/indexes). */
+export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData' | 'classIndex';
 
 /**
  * A change or guard saying no: the caller's own reason (the domain's error), which the store hands

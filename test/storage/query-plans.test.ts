@@ -73,7 +73,7 @@ test('equality and $in (PostgreSQL: the GIN index), range and order (an index on
     ]);
   }
   // An index declared on the field (POST /1.1/indexes/Plan), as the store builds it.
-  assert.ok(await store().classIndexes.create(appId, 'Plan', 'byScore', [{ path: ['score'], descending: false }]));
+  assert.ok(await store().classIndexes.create(appId, 'Plan', { name: 'byScore', keys: [{ path: ['score'], descending: false }], unique: false }));
   const { rows } = await sql<{ index_name: string }>`SELECT index_name FROM class_indexes WHERE app_id = ${appId}`.execute(db);
   const declared = rows[0].index_name;
   // PostgreSQL: fresh statistics, or the planner takes the class for one row and reads it through the primary key.

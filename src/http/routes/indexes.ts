@@ -18,8 +18,9 @@ export function registerIndexRoutes(app: FastifyInstance, options: { indexes: Cl
     requireMaster(request);
     checkClassName(request.params.className);
     const spec = parseIndexSpec(request.body);
-    const index = await options.indexes.create(request.ctx.appId, request.params.className, spec.name, spec.keys);
-    if (!index) throw new ApiError('indexExists');
+    const index = await options.indexes.create(request.ctx.appId, request.params.className, spec);
+    if (index === 'exists') throw new ApiError('indexExists');
+    if (index === 'duplicates') throw new ApiError('indexDuplicates');
     reply.code(201);
     return shownIndex(index);
   });

@@ -3,6 +3,9 @@ import { sql, type Kysely } from 'kysely';
 import type { ClassIndex, ClassIndexStore, IndexKey } from '../class-index-store.ts';
 import type { SqlDialect } from './dialect.ts';
 
+/** Begins the name of every index users declare, so a write that violates one is told from the schema's own. */
+export const classIndexPrefix = 'cix_';
+
 interface Row {
   name: string;
   keys: string;
@@ -19,7 +22,7 @@ function literal(text: string): string {
  * application's indexes or the schema's own, and short enough for PostgreSQL's 63 characters.
  */
 function indexNameOf(appId: string, className: string, name: string): string {
-  return `cix_${createHash('sha256').update(JSON.stringify([appId, className, name])).digest('hex').slice(0, 32)}`;
+  return `${classIndexPrefix}${createHash('sha256').update(JSON.stringify([appId, className, name])).digest('hex').slice(0, 32)}`;
 }
 
 /**
@@ -28,54 +31,62 @@ function indexNameOf(appId: string, className: string, name: string): string {
  * cannot use a partial index against the bound app and class). PostgreSQL: a partial index on the
  * class's rows only, in jsonOrder's NULLS placement so ORDER BY reads it either way.
  */
-function createStatement(kind: SqlDialect['kind'], indexName: string, appId: string, className: string, keys: IndexKey[]): string {
+function createStatement(kind: SqlDialect['kind'], indexName: string, appId: string, className: string, keys: IndexKey[], unique: boolean): string {
+  const create = unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX';
   if (kind === 'sqlite') {
     const columns = keys.map((key) => {
       const path = '$' + key.path.map((segment) => `."${segment}"`).join('');
       return `json_extract(data, ${literal(path)})${key.descending ? ' DESC' : ''}`;
     });
-    return `CREATE INDEX "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`;
+    return `${create} "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`;
   }
   const columns = keys.map((key) => {
     const array = `{${key.path.map((segment) => `"${segment}"`).join(',')}}`;
     return `(data #> ${literal(array)}::text[]) ${key.descending ? 'DESC NULLS LAST' : 'NULLS FIRST'}`;
   });
-  return `CREATE INDEX CONCURRENTLY "${indexName}" ON objects (${columns.join(', ')})
+  return `${create} CONCURRENTLY "${indexName}" ON objects (${columns.join(', ')})
     WHERE app_id = ${literal(appId)} AND class_name = ${literal(className)}`;
 }
 
 export class SqlClassIndexStore implements ClassIndexStore {
   private readonly db: Kysely<any>;
   private readonly kind: SqlDialect['kind'];
+  private readonly dialect: SqlDialect;
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
     this.db = options.db;
+    this.dialect = options.dialect;
     this.kind = options.dialect.kind;
   }
 
-  async create(appId: string, className: string, name: string, keys: IndexKey[]): Promise<ClassIndex | false> {
+  async create(appId: string, className: string, spec: { name: string; keys: IndexKey[]; unique: boolean }): Promise<ClassIndex | 'exists' | 'duplicates'> {
+    const { name, keys, unique } = spec;
     const indexName = indexNameOf(appId, className, name);
     // The row first: it claims the name, and list() shows the index as building meanwhile.
     const { rows } = await sql<{ name: string }>`INSERT INTO class_indexes (app_id, class_name, name, keys, index_name, created_at)
       VALUES (${appId}, ${className}, ${name}, ${JSON.stringify(keys)}, ${indexName}, ${Date.now()})
       ON CONFLICT DO NOTHING RETURNING name`.execute(this.db);
-    if (rows.length === 0) return false;
+    if (rows.length === 0) return 'exists';
     try {
-      await this.ddl(createStatement(this.kind, indexName, appId, className, keys));
+      await this.ddl(createStatement(this.kind, indexName, appId, className, keys, unique));
     } catch (error) {
       // A build that stopped leaves an invalid index on PostgreSQL: nothing of it stays.
       await this.dropIndex(indexName);
       await sql`DELETE FROM class_indexes WHERE index_name = ${indexName}`.execute(this.db);
+      if (unique && this.dialect.uniqueViolation(error)) return 'duplicates';
       throw error;
     }
-    return { name, keys, state: 'ready' };
+    return { name, keys, unique, state: 'ready' };
   }
 
   async list(appId: string, className: string): Promise<ClassIndex[]> {
     const { rows } = await sql<Row>`SELECT name, keys, index_name FROM class_indexes
       WHERE app_id = ${appId} AND class_name = ${className} ORDER BY name`.execute(this.db);
-    const states = await this.states(rows.map((row) => row.index_name));
-    return rows.map((row) => ({ name: row.name, keys: JSON.parse(row.keys) as IndexKey[], state: states.get(row.index_name) ?? 'building' }));
+    const catalogue = await this.catalogue(rows.map((row) => row.index_name));
+    return rows.map((row) => {
+      const found = catalogue.get(row.index_name);
+      return { name: row.name, keys: JSON.parse(row.keys) as IndexKey[], unique: found?.unique ?? false, state: found?.state ?? 'building' };
+    });
   }
 
   async drop(appId: string, className: string, name: string): Promise<boolean> {
@@ -88,23 +99,25 @@ export class SqlClassIndexStore implements ClassIndexStore {
   }
 
   /**
-   * The state of each index the catalogue has. PostgreSQL: valid is ready; an invalid one is building
-   * while pg_stat_progress_create_index reports it, else failed. One not in the catalogue yet is building.
+   * The state and uniqueness of each index the catalogue has. PostgreSQL: valid is ready; an invalid
+   * one is building while pg_stat_progress_create_index reports it, else failed. One the catalogue
+   * does not have yet is building.
    */
-  private async states(indexNames: string[]): Promise<Map<string, ClassIndex['state']>> {
-    const states = new Map<string, ClassIndex['state']>();
-    if (indexNames.length === 0) return states;
+  private async catalogue(indexNames: string[]): Promise<Map<string, { state: ClassIndex['state']; unique: boolean }>> {
+    const found = new Map<string, { state: ClassIndex['state']; unique: boolean }>();
+    if (indexNames.length === 0) return found;
     if (this.kind === 'sqlite') {
-      const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master
+      const { rows } = await sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master
         WHERE type = 'index' AND name IN (${sql.join(indexNames)})`.execute(this.db);
-      for (const row of rows) states.set(row.name, 'ready');
-      return states;
+      for (const row of rows) found.set(row.name, { state: 'ready', unique: row.sql.startsWith('CREATE UNIQUE') });
+      return found;
     }
-    const { rows } = await sql<{ name: string; valid: boolean; building: boolean }>`SELECT c.relname AS name, i.indisvalid AS valid,
+    const { rows } = await sql<{ name: string; valid: boolean; unique: boolean; building: boolean }>`SELECT c.relname AS name,
+        i.indisvalid AS valid, i.indisunique AS unique,
         EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid) AS building
       FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ANY(${indexNames}::text[])`.execute(this.db);
-    for (const row of rows) states.set(row.name, row.valid ? 'ready' : row.building ? 'building' : 'failed');
-    return states;
+    for (const row of rows) found.set(row.name, { state: row.valid ? 'ready' : row.building ? 'building' : 'failed', unique: row.unique });
+    return found;
   }
 
   private async dropIndex(indexName: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { Acl, JsonObject, StoredObject, UniqueField, WriteOutcome } from '.
 import { table } from '../../lib/lookup.ts';
 import type { SessionSeal } from '../account-store.ts';
 import type { Sql, SqlDialect, ViolatedIndex } from './dialect.ts';
+import { classIndexPrefix } from './class-index-store.ts';
 
 /**
  * The `objects` row: what its columns hold, how an object becomes a row and a row an object, and
@@ -182,6 +183,7 @@ const uniqueIndexes: ReadonlyArray<{ name: string; table: string; columns: strin
 export function takenField(dialect: SqlDialect, error: unknown): UniqueField | null {
   const index: ViolatedIndex | null = dialect.uniqueViolation(error);
   if (index === null) return null;
+  if ('name' in index && index.name.startsWith(classIndexPrefix)) return 'classIndex';
   const found = uniqueIndexes.find((u) =>
     'name' in index ? u.name === index.name : u.table === index.table && u.columns === index.columns.join(', '),
   );
