@@ -23,6 +23,7 @@ import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts
 import { PushService } from './push/service.ts';
 import type { VendorDispatch } from './push/vendor-dispatch.ts';
 import { createMixedPush } from './push/mixed-push.ts';
+import { connectQuotaPauses } from './storage/redis/quota-pause-store.ts';
 import { registerVendorCallbackRoutes } from './http/routes/vendor-callbacks.ts';
 import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
@@ -129,7 +130,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   const resolveSession: SessionResolver = accounts.resolveSession;
   // Mixed push: the makers' senders read the app's settings at send time; receipts come back over HTTP.
-  const mixed = createMixedPush({ store, clock, logger: deps.logger, settingsFor: (appId) => registry.freshSettings(appId), redisUrl: config.redisUrl });
+  // Daily-quota pauses are shared by every node: on Redis when REDIS_URL is set, else in the database.
+  const redisPauses = config.redisUrl ? connectQuotaPauses({ url: config.redisUrl, clock, logger: deps.logger }) : null;
+  const pauses = redisPauses?.pauses ?? store.quotaPauses;
+  const mixed = createMixedPush({ store, clock, logger: deps.logger, settingsFor: (appId) => registry.freshSettings(appId), pauses });
   const push = new PushService({
     store,
     clock,
@@ -210,7 +214,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
   app.addHook('onClose', async () => push.close());
-  app.addHook('onClose', async () => mixed.close());
+  app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
   return { app, services: { registry, objects, accounts, push } };

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { defaultSettings, type AppSettings } from '../src/apps/settings.ts';
 import { ManualClock } from '../src/lib/clock.ts';
 import { createVendorDispatch, type VendorDispatch, type VendorDispatchInput } from '../src/push/vendors/dispatch.ts';
-import { MemoryQuotaPauses, nextQuotaDay } from '../src/push/vendors/pauses.ts';
+import { nextQuotaDay } from '../src/push/vendors/pauses.ts';
+import { MemoryQuotaPauses } from '../src/storage/quota-pause-store.ts';
 import { vendors, type VendorName } from '../src/push/vendors/types.ts';
 import { startFakeMaker, type FakeMaker } from './fakes/makers.ts';
 

@@ -7,7 +7,8 @@ import { ManualClock } from '../src/lib/clock.ts';
 import { createVendorDispatch, type VendorDispatchInput } from '../src/push/vendors/dispatch.ts';
 import { buildPushMessage, contentTooLarge, customKeys, intentUri, packageNameProblem } from '../src/push/vendors/mapping.ts';
 import { oppoClickAction } from '../src/push/vendors/oppo.ts';
-import { MemoryQuotaPauses, nextQuotaDay } from '../src/push/vendors/pauses.ts';
+import { nextQuotaDay } from '../src/push/vendors/pauses.ts';
+import { MemoryQuotaPauses } from '../src/storage/quota-pause-store.ts';
 import { parseHonorReceipts, type ReceiptBatch } from '../src/push/vendors/receipts.ts';
 import type { VendorName } from '../src/push/vendors/types.ts';
 import { registerVendorCallbackRoutes } from '../src/http/routes/vendor-callbacks.ts';
@@ -302,7 +303,7 @@ describe('Honor receipts (SPEC §6)', () => {
 
 describe('quota pauses', () => {
   test('RedisQuotaPauses keeps one expiring key per app, profile and maker', async () => {
-    const { RedisQuotaPauses } = await import('../src/push/vendors/pauses.ts');
+    const { RedisQuotaPauses } = await import('../src/storage/redis/quota-pause-store.ts');
     const store = new Map<string, { value: string; expires: number }>();
     const redis = {
       async get(key: string) {

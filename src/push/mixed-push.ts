@@ -1,17 +1,16 @@
 /**
  * Mixed push as a running node uses it: the phone-maker dispatcher (src/push/vendors) with the
- * application's settings read at send time, quota pauses shared by every node (Redis when
+ * application's settings read at send time, quota pauses shared by every node (given: Redis when
  * REDIS_URL is set, else the database), pauses written into the push record, and the
  * application of makers' delivery receipts (SPEC §6).
  */
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AppSettings } from '../apps/settings.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Store } from '../storage/store.ts';
 import type { ReceiptUpdate } from '../storage/push-store.ts';
 import { createVendorDispatch } from './vendors/dispatch.ts';
-import { RedisQuotaPauses, type QuotaPauses } from './vendors/pauses.ts';
+import type { QuotaPauses } from '../storage/quota-pause-store.ts';
 import type { ReceiptBatch } from './vendors/receipts.ts';
 import type { VendorDispatch } from './vendor-dispatch.ts';
 
@@ -21,14 +20,14 @@ export interface MixedPushOptions {
   logger: Logger;
   /** The application's settings as stored now (not a cached copy): mixedPush is read at send time. */
   settingsFor(appId: string): Promise<AppSettings | null>;
-  redisUrl: string | null;
+  /** Daily-quota pauses, shared by every node. */
+  pauses: QuotaPauses;
 }
 
 export interface MixedPush {
   dispatch: VendorDispatch;
   /** Applies a batch of receipts: delivery counters on the records, `valid: false` for dead tokens. */
   applyReceipts(batch: ReceiptBatch): Promise<{ notifications: number; invalidated: number }>;
-  close(): Promise<void>;
 }
 
 /** Receipt counters of a `_Notification` record (push_counts keys). */
@@ -44,17 +43,10 @@ export function pauseError(event: { vendor: string; deviceProfile: string; until
 
 export function createMixedPush(options: MixedPushOptions): MixedPush {
   const { store, clock, logger } = options;
-  let redis: Redis | null = null;
-  let pauses: QuotaPauses = store.quotaPauses;
-  if (options.redisUrl) {
-    redis = new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
-    redis.on('error', (error) => logger.warn({ err: error.message }, 'quota pauses: redis error'));
-    pauses = new RedisQuotaPauses(redis, clock);
-  }
   const dispatch = createVendorDispatch({
     settingsFor: options.settingsFor,
     clock,
-    pauses,
+    pauses: options.pauses,
     onPause: async (event) => {
       logger.warn(
         { appId: event.appId, vendor: event.vendor, deviceProfile: event.deviceProfile, until: new Date(event.until).toISOString(), reason: event.reason },
@@ -82,9 +74,6 @@ export function createMixedPush(options: MixedPushOptions): MixedPush {
       const outcome = await store.push.applyReceipts(batch.vendor, [...byNotification.values()], clock.now());
       logger.info({ vendor: batch.vendor, receipts: batch.receipts.length, ...outcome }, 'mixed push: receipts applied');
       return outcome;
-    },
-    async close() {
-      if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
   };
 }

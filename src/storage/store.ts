@@ -6,7 +6,7 @@ import type { PushScheduleStore } from './push-schedule-store.ts';
 import type { MailTokenStore } from './mail-token-store.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { SmsStore } from './sms-store.ts';
-import type { QuotaPauses } from '../push/vendors/pauses.ts';
+import type { QuotaPauses } from './quota-pause-store.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { ClassIndexStore } from './class-index-store.ts';
 

@@ -1,9 +1,10 @@
-// Conformance of QuotaPauses (src/push/vendors/pauses.ts) on every implementation: the database's
-// (store.quotaPauses), Redis (RedisQuotaPauses, at 127.0.0.1:6379 as the Redis tests use) and memory.
+// Conformance of QuotaPauses (src/storage/quota-pause-store.ts) on every implementation: the database's
+// (store.quotaPauses), Redis (src/storage/redis/, at 127.0.0.1:6379 as the Redis tests use) and memory.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { MemoryQuotaPauses, RedisQuotaPauses, type PauseKey, type QuotaPauses } from '../../src/push/vendors/pauses.ts';
+import { MemoryQuotaPauses, type PauseKey, type QuotaPauses } from '../../src/storage/quota-pause-store.ts';
+import { RedisQuotaPauses } from '../../src/storage/redis/quota-pause-store.ts';
 import { unique, useStore } from './stores.ts';
 
 const store = useStore();

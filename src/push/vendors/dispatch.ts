@@ -7,7 +7,8 @@ import type { AppSettings } from '../../apps/settings.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { own } from '../../lib/lookup.ts';
 import { buildPushMessage, packageNameProblem } from './mapping.ts';
-import { nextQuotaDay, type QuotaPauses } from './pauses.ts';
+import type { QuotaPauses } from '../../storage/quota-pause-store.ts';
+import { nextQuotaDay } from './pauses.ts';
 import { protocols } from './protocols.ts';
 import { createSender, type RetryPolicy } from './sender.ts';
 import type { DeviceResult, VendorName, VendorSender } from './types.ts';
@@ -20,7 +21,7 @@ export interface VendorDispatchOptions {
   /** The application's current settings (mixedPush, commercial, androidIntentHostname, vendors). */
   settingsFor(appId: string): Promise<AppSettings | null>;
   clock: Clock;
-  /** Shared quota-pause state: in the database or Redis in production (see pauses.ts). */
+  /** Shared quota-pause state: in the database or Redis in production (src/storage/quota-pause-store.ts). */
   pauses: QuotaPauses;
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { PauseKey, QuotaPause, QuotaPauses } from '../../push/vendors/pauses.ts';
+import type { PauseKey, QuotaPause, QuotaPauses } from '../quota-pause-store.ts';
 import type { SqlDialect } from './dialect.ts';
 
 /**
