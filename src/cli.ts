@@ -8,7 +8,7 @@ import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
 import { importCommand, importUsage } from './import/command.ts';
-import { indexCommand, indexUsage } from './objects/index-command.ts';
+import { indexCommand, indexUsage } from './index-command.ts';
 
 const usage = `Usage: roost <command>
 

@@ -19,6 +19,7 @@ import { registerSmsRoutes } from './http/routes/sms.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerIndexRoutes } from './http/routes/indexes.ts';
+import { ClassIndexes } from './objects/class-indexes.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
 import { PushService } from './push/service.ts';
 import type { VendorDispatch } from './push/vendor-dispatch.ts';
@@ -199,7 +200,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerDateRoute(api, { clock });
     registerSettingsRoutes(api, { registry });
-    registerIndexRoutes(api, { indexes: store.classIndexes });
+    registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
     registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts), _Installation: installations } });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });

@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.ts';
-import { ApiError } from '../lib/errors.ts';
-import { openStoreAtStart } from '../startup.ts';
-import { checkIndexName, parseIndexSpec, shownIndex } from './index-spec.ts';
-import { checkClassName } from './values.ts';
+import type { Config } from './config.ts';
+import { ApiError } from './lib/errors.ts';
+import { openStoreAtStart } from './startup.ts';
+import { ClassIndexes } from './objects/class-indexes.ts';
 
 export const indexUsage = `index create --app APPID CLASS NAME KEYS [--unique]
                                           declare an index; KEYS as JSON: '{"score": -1, "owner.name": 1}'
@@ -37,22 +36,17 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       process.stderr.write(`roost: no application with id ${appId}\n`);
       return 1;
     }
-    checkClassName(className);
+    const indexes = new ClassIndexes({ store: store.classIndexes });
     if (sub === 'list') {
-      process.stdout.write(JSON.stringify((await store.classIndexes.list(appId, className)).map(shownIndex), null, 2) + '\n');
+      process.stdout.write(JSON.stringify(await indexes.list(appId, className), null, 2) + '\n');
       return 0;
     }
     if (sub === 'drop') {
-      checkIndexName(name);
-      if (!(await store.classIndexes.drop(appId, className, name))) throw new ApiError('indexNotFound');
+      await indexes.drop(appId, className, name);
       process.stdout.write(`dropped ${name}\n`);
       return 0;
     }
-    const spec = parseIndexSpec(body);
-    const index = await store.classIndexes.create(appId, className, spec);
-    if (index === 'exists') throw new ApiError('indexExists');
-    if (index === 'duplicates') throw new ApiError('indexDuplicates');
-    process.stdout.write(JSON.stringify(shownIndex(index), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(await indexes.create(appId, className, body), null, 2) + '\n');
     return 0;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
