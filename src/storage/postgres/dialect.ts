@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { postgresClassIndexes, postgresMigrationLock } from './schema-ddl.ts';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
@@ -43,6 +44,8 @@ function scalarDocuments(path: string[], value: Json): string[] | null {
 
 export const postgresDialect: SqlDialect = {
   kind: 'postgres',
+  classIndexes: postgresClassIndexes,
+  underMigrationLock: postgresMigrationLock,
 
   jsonEquals(path: string[], value: Json): Sql {
     const x = field(path);

@@ -1,7 +1,8 @@
-import type { RawBuilder } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { ImportBatch, ImportRecord } from '../ops-store.ts';
+import type { ClassIndex, IndexKey } from '../class-index-store.ts';
 
 export type Sql = RawBuilder<unknown>;
 export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
@@ -14,8 +15,25 @@ export type ViolatedIndex = { name: string } | { table: string; columns: string[
  * statement binds, the shape of an import batch, and how a driver error names a unique index.
  * The shared code (src/storage/sql) reads the same for both and never asks which database it has.
  */
+/** What the catalogue says of an index users declared. */
+export type CatalogueEntry = { state: ClassIndex['state']; unique: boolean };
+
+/** The DDL of the indexes users declare (src/storage/sql/class-index-store.ts), which differs per database. */
+export interface ClassIndexDdl {
+  /** CREATE [UNIQUE] INDEX spelling each key as the where compiler spells the field, so the planner matches it. */
+  create(indexName: string, appId: string, className: string, keys: IndexKey[], unique: boolean): string;
+  drop(indexName: string): string;
+  /** Runs a create or drop, however long the build takes. */
+  run(db: Kysely<any>, statement: string): Promise<void>;
+  /** State and uniqueness of each named index the catalogue has. */
+  catalogue(db: Kysely<any>, indexNames: string[]): Promise<Map<string, CatalogueEntry>>;
+}
+
 export interface SqlDialect {
   readonly kind: 'sqlite' | 'postgres';
+  readonly classIndexes: ClassIndexDdl;
+  /** Runs `work` on `connection` while no other process migrates this database. */
+  underMigrationLock(connection: Kysely<any>, work: () => Promise<void>): Promise<void>;
   /** A JSON field of o.data equals the value or, being an array, contains it. */
   jsonEquals(path: string[], value: Json): Sql;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */

@@ -70,7 +70,7 @@ export class SqlStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    await migrate(this.db, this.kind);
+    await migrate(this.db, this.dialect);
   }
 
   async serverSecret(): Promise<string> {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sqliteClassIndexes, sqliteMigrationLock } from './schema-ddl.ts';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
@@ -65,6 +66,8 @@ export function readerNeedle(principal: string): string {
 
 export const sqliteDialect: SqlDialect = {
   kind: 'sqlite',
+  classIndexes: sqliteClassIndexes,
+  underMigrationLock: sqliteMigrationLock,
 
   jsonEquals(path: string[], value: Json): Sql {
     const p = pathLiteral(path);

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration as KyselyMigration, type MigrationProvider, Migrator } from 'kysely';
+import type { SqlDialect } from '../dialect.ts';
 import { baseline } from './0001_baseline.ts';
 import { objectsDataGin } from './0002_objects_data_gin.ts';
 import { classIndexes } from './0003_class_indexes.ts';
@@ -36,11 +37,16 @@ function providerFor(kind: Kind): MigrationProvider {
   };
 }
 
-/** Applies the migrations this database has not run yet, under the migration lock. */
-export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
+/**
+ * Applies the migrations this database has not run yet. Servers and CLI commands starting together on one database migrate one at a time: the whole run,
+ * the migrator's own bookkeeping tables included, happens on one connection holding the dialect's
+ * migration lock (kysely's migrator locks nothing across SQLite processes, and on PostgreSQL only
+ * after creating its tables).
+ */
+export async function migrate(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
   await db.connection().execute((connection) =>
-    underMigrationLock(connection, kind, async () => {
-      const migrator = new Migrator({ db: connection, provider: providerFor(kind) });
+    dialect.underMigrationLock(connection, async () => {
+      const migrator = new Migrator({ db: connection, provider: providerFor(dialect.kind) });
       const { error, results } = await migrator.migrateToLatest();
       const failed = results?.find((r) => r.status === 'Error');
       if (error || failed) {
@@ -52,46 +58,3 @@ export async function migrate(db: Kysely<any>, kind: Kind): Promise<void> {
   );
 }
 
-/** "roostmig": the advisory lock only migrations take. */
-const postgresLockKey = '8245931984403917159';
-/** How long a process waits for another one's migrations before giving up. */
-const lockWaitMs = 10 * 60_000;
-
-/**
- * Servers and CLI commands starting together on one database migrate one at a time: the whole run,
- * the migrator's own bookkeeping tables included, happens on one connection that holds the lock.
- * kysely's migrator locks nothing across SQLite processes, and on PostgreSQL only after creating
- * its tables. PostgreSQL: a session advisory lock (the server frees it if the process dies).
- * SQLite: one write transaction (BEGIN IMMEDIATE) around the run, which also leaves nothing
- * half-applied when a step fails.
- */
-async function underMigrationLock(connection: Kysely<any>, kind: Kind, work: () => Promise<void>): Promise<void> {
-  if (kind === 'postgres') {
-    await sql`SELECT pg_advisory_lock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection);
-    try {
-      await work();
-    } finally {
-      // A lost connection took the lock with it.
-      await sql`SELECT pg_advisory_unlock(${sql.lit(postgresLockKey)}::bigint)`.execute(connection).catch(() => undefined);
-    }
-    return;
-  }
-  const deadline = Date.now() + lockWaitMs;
-  for (;;) {
-    try {
-      await sql`BEGIN IMMEDIATE`.execute(connection);
-      break;
-    } catch (error) {
-      // busy_timeout ran out while another process migrates a big database: keep waiting.
-      const busy = String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
-      if (!busy || Date.now() > deadline) throw error;
-    }
-  }
-  try {
-    await work();
-  } catch (error) {
-    await sql`ROLLBACK`.execute(connection).catch(() => undefined);
-    throw error;
-  }
-  await sql`COMMIT`.execute(connection);
-}
