@@ -95,8 +95,11 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     connectionTimeout: config.idleTimeoutMs,
     clientErrorHandler,
     trustProxy: true,
-    routerOptions: { ignoreTrailingSlash: true },
-    // The router's own refusals (a malformed URL, a path segment over 100 characters) answer {code, error}
+    // A path segment may be as long as a request line: DELETE /1.1/classes/<C>/<id>,<id>,… names up to
+    // 1,000 objects (classes.ts maxIdsPerDelete; inside /1.1/batch the path comes from the body). The
+    // router's default, 100 characters, refused five ids.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: maxHeaderBytes },
+    // The router's own refusals (a malformed URL, a path segment over 64 KiB) answer {code, error}
     // like every other error, and never echo the path: it may hold a mailed token.
     frameworkErrors: (error, _request, reply) => {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';

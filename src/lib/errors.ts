@@ -5,6 +5,7 @@
 export const catalogue = {
   other: { code: 1, status: 400, message: 'Internal server error. No information available.' },
   mailLinkInvalid: { code: 1, status: 400, message: 'The link is invalid or has expired.' },
+  tooManyIds: { code: 1, status: 400, message: 'One DELETE may name at most 1000 objects: delete more in several requests.' },
   invalidQuery: { code: 102, status: 400, message: 'Invalid query.' },
   invalidRegex: { code: 102, status: 400, message: 'Invalid regular expression.' },
   objectNotFound: { code: 101, status: 404, message: 'Object not found.' },

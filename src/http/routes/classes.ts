@@ -4,6 +4,7 @@ import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
 import { toWire, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
+import { maxLimit } from '../../objects/query.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack, type Query } from '../params.ts';
 
 interface ClassParams {
@@ -22,6 +23,12 @@ export interface ClassHandlers {
   find(request: FastifyRequest, reply: FastifyReply, className: string): Promise<unknown>;
 }
 
+/**
+ * Most ids one DELETE may join with commas: a query's largest page, so `query.limit(1000).destroyAll()`
+ * (one path holding every id) still works; the router's segment limit (server.ts) leaves room for them.
+ */
+export const maxIdsPerDelete = maxLimit;
+
 /** A response marked by the batch runner gets `null` for a missing object, as the service answers there. */
 export const batchHeader = 'x-roost-batch';
 
@@ -37,7 +44,8 @@ function sendsFieldsAsStored(query: Query): boolean {
 
 /** What a read that found nothing answers: 404 when the class has no objects, else {} (null inside a batch). */
 export function missing(request: FastifyRequest, found: null | 'noClass'): null | Record<string, never> {
-  if (found === 'noClass') throw new ApiError('objectNotFound', 'Class or object does not exist.');
+  // The hosted service's words, grammar included (reference §2, §11).
+  if (found === 'noClass') throw new ApiError('objectNotFound', "Class or object doesn't exists.");
   return request.headers[batchHeader] ? null : {};
 }
 
@@ -117,12 +125,24 @@ export function registerClassRoutes(
   app.put<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', (request, reply) =>
     handlersFor(request.params.className).update(request, reply, request.params.className, request.params.objectId),
   );
-  // The JS SDK's destroyAll sends comma-joined ids in one DELETE.
+  // The JS SDK's destroyAll (inside /1.1/batch) and Java's deleteAll send comma-joined ids in one DELETE.
   app.delete<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', async (request, reply) => {
-    const handlers = handlersFor(request.params.className);
-    for (const objectId of request.params.objectId.split(',').filter(Boolean)) {
-      await handlers.remove(request, reply, request.params.className, objectId);
+    const { className } = request.params;
+    const handlers = handlersFor(className);
+    const objectIds = [...new Set(request.params.objectId.split(',').filter(Boolean))];
+    if (objectIds.length > maxIdsPerDelete) throw new ApiError('tooManyIds');
+    // Each object under its own ACL: every one the caller may delete is deleted, whatever its place in
+    // the list, and the first refusal is the answer (the SDKs report one error for the whole call).
+    let refusal: ApiError | null = null;
+    for (const objectId of objectIds) {
+      try {
+        await handlers.remove(request, reply, className, objectId);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        refusal ??= error;
+      }
     }
+    if (refusal) throw refusal;
     return {};
   });
 }
