@@ -97,6 +97,11 @@ test('chat platform B: /sns/auth, and /sns/userinfo proves a claimed union id', 
     weixin_mini: { openid: miniOpenid, access_token: 'wx-mini', unionid, platform: 'weixin', main_account: true },
   });
   assert.equal(withUnion.status, 201, withUnion.text);
+  // A custom key names its account by uid (the SDK's weixin_1 entries): that uid is the openid the provider must name.
+  const byUid = id('wxu');
+  fake.weixin.set('wx-mini-uid', { openid: byUid });
+  assert.equal((await signIn({ weixin_mini: { uid: byUid, access_token: 'wx-mini-uid' } })).status, 201);
+  expectRefused(await signIn({ weixin_mini: { uid: id('wxu'), openid: byUid, access_token: 'wx-mini-uid' } }), 'another uid');
 });
 
 test('game store: the profile call is MAC-signed with the token’s key and must name the openid', async () => {

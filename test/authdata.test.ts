@@ -181,7 +181,7 @@ test('shapes of each platform kind are checked: a clear 4xx', async () => {
     ['taptap mac_algorithm', { taptap: { kid: 'k', access_token: 'k', token_type: 'mac', mac_key: 'm', mac_algorithm: 'sha256', openid: 'o' } }, 111],
     ['taptap without mac_key', { taptap: { kid: 'k', access_token: 'k', openid: 'o' } }, 111],
     ['other without uid', { myplatform: { access_token: 't' } }, 250],
-    ['an openid-named entry is chat B: it needs access_token', { leanoffice: { openid: 'o' } }, 111],
+    ['an openid-named entry is chat B: its token must be a string', { leanoffice: { openid: 'o', access_token: 5 } }, 111],
     ['entry not an object', { myplatform: 'uid' }, 111],
     ['authData not an object', 'x', 111],
     ['no entry', {}, 250],

@@ -1,7 +1,7 @@
 import { fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { AuthProviders, ProviderKind } from '../apps/third-party-settings.ts';
-import type { Identity } from '../storage/identity-store.ts';
+import { identityFields, type Identity } from '../storage/identity-store.ts';
 import type { Json, JsonObject } from '../objects/types.ts';
 import { checkJson, isObject } from '../objects/values.ts';
 
@@ -20,26 +20,23 @@ export interface AuthEntry {
 
 type FieldRule = 'string' | 'stringOrNumber' | { equals: string };
 
+/** What a platform kind's entries must hold besides the field naming the account (identityFields). */
 interface Shape {
-  /** The field that names the account on the platform (its identity). */
-  id: string;
   required: string[];
   fields: Record<string, FieldRule>;
   union: boolean;
 }
 
 const shapes: Record<PlatformKind, Shape> = {
-  weibo: { id: 'uid', required: ['access_token'], fields: { access_token: 'string', expiration_in: 'stringOrNumber' }, union: true },
-  qq: { id: 'openid', required: ['access_token'], fields: { access_token: 'string', expires_in: 'stringOrNumber' }, union: true },
+  weibo: { required: ['access_token'], fields: { access_token: 'string', expiration_in: 'stringOrNumber' }, union: true },
+  qq: { required: ['access_token'], fields: { access_token: 'string', expires_in: 'stringOrNumber' }, union: true },
   weixin: {
-    id: 'openid',
     required: ['access_token'],
     fields: { access_token: 'string', expires_in: 'stringOrNumber', refresh_token: 'string', scope: 'string' },
     union: true,
   },
-  apple: { id: 'uid', required: ['identity_token'], fields: { identity_token: 'string', code: 'string' }, union: false },
+  apple: { required: ['identity_token'], fields: { identity_token: 'string', code: 'string' }, union: false },
   taptap: {
-    id: 'openid',
     required: ['kid', 'access_token', 'mac_key'],
     fields: {
       kid: 'string',
@@ -53,14 +50,16 @@ const shapes: Record<PlatformKind, Shape> = {
     },
     union: false,
   },
-  anonymous: { id: 'id', required: [], fields: {}, union: false },
-  other: { id: 'uid', required: [], fields: { access_token: 'string' }, union: false },
+  anonymous: { required: [], fields: {}, union: false },
+  other: { required: [], fields: { access_token: 'string' }, union: false },
 };
 
 const platformKeyPattern = /^[A-Za-z0-9][A-Za-z0-9_]{0,63}$/;
 const unionPlatformPattern = /^[A-Za-z0-9][A-Za-z0-9_]{0,63}$/;
 const lowercaseUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const derivedKey = /^_(.+)_unionid$/;
+/** The hosted service's own platform names; any other key was a custom platform there. */
+const builtinKeys: ReadonlySet<string> = new Set(['weibo', 'qq', 'weixin', 'lc_apple', 'apple', 'taptap', 'anonymous']);
 
 /**
  * The kind of a platform key: as configured in authProviders.<key>.kind, else by the usual names
@@ -114,14 +113,20 @@ export function parseEntry(key: string, raw: unknown, providers: AuthProviders):
   const value = checkJson(raw) as JsonObject;
   const kind = platformKind(key, providers, value);
   const shape = shapes[kind];
-  const uid = value[shape.id];
-  if (uid === undefined || uid === null || uid === '') fail('linkedIdMissing', `authData.${key}.${shape.id} is missing.`);
-  if (typeof uid !== 'string' || uid.length > 256) fail('incorrectType', `authData.${key}.${shape.id} must be a string.`);
+  // The kind decides the checks; the key alone decides which field names the account, as the store reads it.
+  const idField = identityFields(key).find((field) => value[field] !== undefined && value[field] !== null && value[field] !== '');
+  if (!idField) fail('linkedIdMissing', `authData.${key}.${identityFields(key)[0]} is missing.`);
+  const uid = value[idField];
+  if (typeof uid !== 'string' || uid.length > 256) fail('incorrectType', `authData.${key}.${idField} must be a string.`);
   if (kind === 'anonymous') {
     if (!lowercaseUuid.test(uid)) fail('incorrectType', 'authData.anonymous.id must be a random UUID in lowercase hexadecimal.');
   }
-  for (const field of shape.required) {
-    if (value[field] === undefined || value[field] === null) fail('incorrectType', `authData.${key}.${field} is missing.`);
+  // A kind guessed from the name (weixin_1, wxleanoffice) or an openid keeps its type checks and union
+  // ids, but, as for the custom platform the hosted service saw in it, nothing besides the id is required.
+  if (builtinKeys.has(key) || own(providers, key)) {
+    for (const field of shape.required) {
+      if (value[field] === undefined || value[field] === null) fail('incorrectType', `authData.${key}.${field} is missing.`);
+    }
   }
   for (const [field, rule] of Object.entries(shape.fields)) {
     if (value[field] !== undefined && value[field] !== null) checkField(key, field, value[field], rule);
@@ -191,9 +196,4 @@ export function withAuthData(data: JsonObject, change: AuthDataChange): JsonObje
   const next: JsonObject = { ...data, authData };
   if (Object.keys(authData).length === 0 && data.authData === undefined) delete next.authData;
   return next;
-}
-
-/** Whether a write body touches authData (link, unlink). */
-export function touchesAuthData(body: unknown): boolean {
-  return isObject(body) && Object.keys(body).some((key) => key === 'authData' || key.startsWith('authData.'));
 }

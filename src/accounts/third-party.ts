@@ -136,7 +136,7 @@ export class ThirdPartyAccounts {
     const checks = entries.flatMap((entry) => {
       const config = own(settings.authProviders, entry.key);
       if (!config?.validate || !(providerKinds as readonly string[]).includes(entry.kind)) return [];
-      return [tokenChecks[entry.kind as ProviderKind](entry.value, config, this.fetcher).then((result) => ({ entry, result }))];
+      return [tokenChecks[entry.kind as ProviderKind](entry.value, entry.uid, config, this.fetcher).then((result) => ({ entry, result }))];
     });
     for (const { entry, result } of await Promise.all(checks)) {
       if (result.ok) continue;

@@ -13,10 +13,27 @@ export interface BoundIdentity extends Identity {
 }
 
 /**
- * The identities an authData map holds, one per entry: the entry's `uid`, else its `openid`
- * (social platform A, chat platform B, game store), else its `id` (anonymous). This single rule
- * covers every platform kind of SPEC §2.2, so the database can keep one unique index on
- * (application, platform, uid) whatever the platform. Entries without such a string are skipped.
+ * The platform keys whose accounts are named by `openid`: the hosted service's built-in names.
+ * Every other key (`weixin_1`, `wxleanoffice`, `weibo`, `lc_apple`, a custom name) is named by
+ * `uid`, as the hosted service's unique index on `authData.<key>.<uid>` was.
+ */
+const openidPlatforms: ReadonlySet<string> = new Set(['weixin', 'qq', 'taptap']);
+
+/**
+ * The fields that may name an entry's account, in the order they are read: `id` for anonymous,
+ * `openid` for the built-in names, else `uid` and then `openid` (entries that clients always sent
+ * named by openid keep signing in).
+ */
+export function identityFields(platform: string): readonly string[] {
+  if (platform === 'anonymous') return ['id'];
+  return openidPlatforms.has(platform) ? ['openid'] : ['uid', 'openid'];
+}
+
+/**
+ * The identities an authData map holds, one per entry, read as identityFields says (and, for
+ * stored entries that sign-in would refuse, any other of `uid`, `openid`, `id`), so the database
+ * keeps one unique index on (application, platform, uid) whatever the platform and sign-in looks
+ * up the very value that index holds. Entries without such a string are skipped.
  */
 export function authDataIdentities(data: JsonObject): Identity[] {
   const authData = data.authData;
@@ -24,7 +41,8 @@ export function authDataIdentities(data: JsonObject): Identity[] {
   const out: Identity[] = [];
   for (const [platform, entry] of Object.entries(authData)) {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) continue;
-    const uid = [entry.uid, entry.openid, entry.id].find((value) => typeof value === 'string' && value !== '');
+    const fields = [...identityFields(platform), 'uid', 'openid', 'id'];
+    const uid = fields.map((field) => entry[field]).find((value) => typeof value === 'string' && value !== '');
     if (typeof uid === 'string') out.push({ platform, uid });
   }
   return out;

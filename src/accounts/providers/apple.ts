@@ -20,7 +20,7 @@ function keySet(url: string): ReturnType<typeof createRemoteJWKSet> {
  * publishes (JWKS at <baseUrl>/auth/keys); it must name the configured client id as audience,
  * the provider as issuer, the authData uid as subject, and not be expired.
  */
-export const checkApple: TokenCheck = async (entry, settings) => {
+export const checkApple: TokenCheck = async (entry, account, settings) => {
   if (!settings.clientId) return refused('The identity-token check needs authProviders.<key>.clientId in the settings.');
   const base = settings.baseUrl ?? defaultIssuer;
   try {
@@ -29,7 +29,7 @@ export const checkApple: TokenCheck = async (entry, settings) => {
       audience: settings.clientId,
       algorithms: ['RS256', 'ES256'],
     });
-    if (payload.sub !== entry.uid) return refused('The identity token belongs to another account.');
+    if (payload.sub !== account) return refused('The identity token belongs to another account.');
     return accepted;
   } catch (error) {
     if (error instanceof errors.JWKSTimeout) return unreachable('the provider did not answer in time');

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { accepted, callJson, refused, unreachable, type TokenCheck } from './types.ts';
 
 /** Micro-blog platform: POST /oauth2/get_token_info names the token's uid and app key. */
-export const checkWeibo: TokenCheck = async (entry, settings, fetcher) => {
+export const checkWeibo: TokenCheck = async (entry, account, settings, fetcher) => {
   const base = settings.baseUrl ?? 'https://api.weibo.com';
   const result = await callJson(fetcher, `${base}/oauth2/get_token_info`, {
     method: 'POST',
@@ -12,14 +12,14 @@ export const checkWeibo: TokenCheck = async (entry, settings, fetcher) => {
   if ('failure' in result) return unreachable(result.failure);
   const { body } = result;
   if (result.status !== 200 || body.uid === undefined) return refused('The micro-blog platform refused the access token.');
-  if (String(body.uid) !== entry.uid) return refused('The access token belongs to another micro-blog account.');
+  if (String(body.uid) !== account) return refused('The access token belongs to another micro-blog account.');
   if (settings.appKey && String(body.appkey) !== settings.appKey) return refused('The access token was issued to another application.');
   if (typeof body.expire_in === 'number' && body.expire_in <= 0) return refused('The access token has expired.');
   return accepted;
 };
 
 /** Social platform A: GET /oauth2.0/me names the token's openid and client id. */
-export const checkQq: TokenCheck = async (entry, settings, fetcher) => {
+export const checkQq: TokenCheck = async (entry, account, settings, fetcher) => {
   const base = settings.baseUrl ?? 'https://graph.qq.com';
   const query = new URLSearchParams({ access_token: String(entry.access_token), fmt: 'json' });
   // With a union id in the entry, ask for the token's union id too, so a client cannot claim another's.
@@ -28,7 +28,7 @@ export const checkQq: TokenCheck = async (entry, settings, fetcher) => {
   if ('failure' in result) return unreachable(result.failure);
   const { body } = result;
   if (result.status !== 200 || typeof body.openid !== 'string') return refused('Social platform A refused the access token.');
-  if (body.openid !== entry.openid) return refused('The access token belongs to another account.');
+  if (body.openid !== account) return refused('The access token belongs to another account.');
   if (settings.appId && String(body.client_id) !== settings.appId) return refused('The access token was issued to another application.');
   if (typeof entry.unionid === 'string' && body.unionid !== entry.unionid) return refused('The union id does not belong to the access token.');
   return accepted;
@@ -38,15 +38,15 @@ export const checkQq: TokenCheck = async (entry, settings, fetcher) => {
  * Chat platform B: GET /sns/auth answers errcode 0 when the token is valid for that openid; with a
  * union id in the entry, GET /sns/userinfo instead, whose unionid must be the one claimed.
  */
-export const checkWeixin: TokenCheck = async (entry, settings, fetcher) => {
+export const checkWeixin: TokenCheck = async (entry, account, settings, fetcher) => {
   const base = settings.baseUrl ?? 'https://api.weixin.qq.com';
-  const query = new URLSearchParams({ access_token: String(entry.access_token), openid: String(entry.openid) });
+  const query = new URLSearchParams({ access_token: String(entry.access_token), openid: account });
   const withUnion = typeof entry.unionid === 'string';
   const result = await callJson(fetcher, `${base}/sns/${withUnion ? 'userinfo' : 'auth'}?${query}`);
   if ('failure' in result) return unreachable(result.failure);
   const { body } = result;
   if (withUnion) {
-    if (result.status !== 200 || (body.errcode !== undefined && body.errcode !== 0) || body.openid !== entry.openid) {
+    if (result.status !== 200 || (body.errcode !== undefined && body.errcode !== 0) || body.openid !== account) {
       return refused('Chat platform B refused the access token.');
     }
     if (body.unionid !== entry.unionid) return refused('The union id does not belong to the access token.');
@@ -68,7 +68,7 @@ export function macAuthorization(options: { kid: string; macKey: string; method:
 }
 
 /** Game store: GET /account/profile/v1, signed with the token's MAC key, names the token's openid. */
-export const checkTaptap: TokenCheck = async (entry, settings, fetcher) => {
+export const checkTaptap: TokenCheck = async (entry, account, settings, fetcher) => {
   const base = settings.baseUrl ?? 'https://openapi.tap.io';
   if (!settings.clientId) return refused('The game-store check needs authProviders.<key>.clientId in the settings.');
   // kid goes into a header as a quoted string: anything else could not be a real one.
@@ -81,6 +81,6 @@ export const checkTaptap: TokenCheck = async (entry, settings, fetcher) => {
   if (result.status !== 200 || result.body.success !== true || typeof data?.openid !== 'string') {
     return refused('The game store refused the access token.');
   }
-  if (data.openid !== entry.openid) return refused('The access token belongs to another game-store account.');
+  if (data.openid !== account) return refused('The access token belongs to another game-store account.');
   return accepted;
 };

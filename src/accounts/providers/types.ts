@@ -4,8 +4,16 @@ import type { JsonObject } from '../../objects/types.ts';
 /** What a provider said about a token: accepted, refused, or not reachable. */
 export type CheckResult = { ok: true } | { ok: false; reason: 'refused' | 'unreachable'; message: string };
 
-/** Checks one authData entry's token with its provider. */
-export type TokenCheck = (entry: JsonObject, settings: AuthProviderSettings, fetcher: typeof fetch) => Promise<CheckResult>;
+/**
+ * Checks one authData entry's token with its provider. `account` is the entry's id on the platform
+ * as sign-in reads it (its openid or uid, whichever names the account under its key).
+ */
+export type TokenCheck = (
+  entry: JsonObject,
+  account: string,
+  settings: AuthProviderSettings,
+  fetcher: typeof fetch,
+) => Promise<CheckResult>;
 
 export const accepted: CheckResult = { ok: true };
 
