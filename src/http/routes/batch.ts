@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
 import { isObject } from '../../objects/values.ts';
 import { batchHeader } from './classes.ts';
@@ -8,9 +8,17 @@ const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 /** Headers that carry the caller's identity into each sub-request. */
 const forwarded = /^(x-lc-|x-svc-|x-avoscloud-)/;
 
-interface SubRequest {
+export interface SubRequest {
   method: string;
+  /** The normalised path, without the query string. */
+  path: string;
   url: string;
+  body: unknown;
+}
+
+/** What a sub-request answered: its status and its parsed body. */
+export interface SubAnswer {
+  status: number;
   body: unknown;
 }
 
@@ -51,34 +59,46 @@ function parseSubRequest(raw: unknown, index: number): SubRequest {
     }
   }
   const search = query.toString();
-  return { method, url: search ? `${path}?${search}` : path, body: raw.body };
+  return { method, path, url: search ? `${path}?${search}` : path, body: raw.body };
+}
+
+/** The sub-requests of a batch body: {"requests": [{method, path, body?, params?}, …]}. */
+export function parseRequests(body: unknown): SubRequest[] {
+  if (!isObject(body) || !Array.isArray(body.requests)) {
+    throw new ApiError('invalidJson', 'A batch needs a "requests" array.');
+  }
+  if (body.requests.length > maxRequests) {
+    throw new ApiError('invalidJson', `A batch may hold at most ${maxRequests} requests.`);
+  }
+  return body.requests.map(parseSubRequest);
+}
+
+/** Runs sub-requests of `request` through the same routes, with the caller's identity. */
+export function subRequestRunner(app: FastifyInstance, request: FastifyRequest): (sub: SubRequest) => Promise<SubAnswer> {
+  const headers: Record<string, string> = { [batchHeader]: '1', 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (forwarded.test(name) && typeof value === 'string') headers[name] = value;
+  }
+  return async (sub) => {
+    const response = await app.inject({
+      method: sub.method as 'GET',
+      url: sub.url,
+      headers,
+      payload: sub.method === 'GET' ? undefined : JSON.stringify(sub.body ?? {}),
+    });
+    return { status: response.statusCode, body: response.body === '' ? null : JSON.parse(response.body) };
+  };
 }
 
 /** POST /1.1/batch: each sub-request runs through the same routes, one after another. */
 export function registerBatchRoutes(app: FastifyInstance): void {
   app.post('/1.1/batch', async (request) => {
-    const body = request.body;
-    if (!isObject(body) || !Array.isArray(body.requests)) {
-      throw new ApiError('invalidJson', 'A batch needs a "requests" array.');
-    }
-    if (body.requests.length > maxRequests) {
-      throw new ApiError('invalidJson', `A batch may hold at most ${maxRequests} requests.`);
-    }
-    const subRequests = body.requests.map(parseSubRequest);
-    const headers: Record<string, string> = { [batchHeader]: '1', 'content-type': 'application/json' };
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (forwarded.test(name) && typeof value === 'string') headers[name] = value;
-    }
+    const subRequests = parseRequests(request.body);
+    const run = subRequestRunner(app, request);
     const results: unknown[] = [];
     for (const sub of subRequests) {
-      const response = await app.inject({
-        method: sub.method as 'GET',
-        url: sub.url,
-        headers,
-        payload: sub.method === 'GET' ? undefined : JSON.stringify(sub.body ?? {}),
-      });
-      const parsed = response.body === '' ? null : JSON.parse(response.body);
-      results.push(response.statusCode < 300 ? { success: parsed } : { error: parsed });
+      const answer = await run(sub);
+      results.push(answer.status < 300 ? { success: answer.body } : { error: answer.body });
     }
     return results;
   });
