@@ -88,7 +88,7 @@ export class UserCreation {
     const passwordHash = draft.password === null ? null : await this.passwords.hash(draft.password);
     const now = this.clock.now();
     for (let attempt = 0; ; attempt++) {
-      const objectId = newObjectId();
+      const objectId = newObjectId(now);
       const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: draft.acl ?? defaultUserAcl(objectId), data: draft.data };
       const session = this.sessions.issue();
       // The identities verb: it binds the user's authData, of which a user without any has none.

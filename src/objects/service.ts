@@ -80,7 +80,7 @@ export class ObjectService {
     for (let attempt = 0; ; attempt++) {
       const object: StoredObject = {
         className,
-        objectId: newObjectId(),
+        objectId: newObjectId(now),
         createdAt: now,
         updatedAt: now,
         acl: body.acl ?? null,

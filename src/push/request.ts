@@ -160,7 +160,7 @@ export function parsePushRequest(body: unknown, context: PushRequestContext): Ne
   if (body.flow_control !== undefined) request.flowControl = body.flow_control as number;
   return {
     appId: context.appId,
-    objectId: newObjectId(),
+    objectId: newObjectId(now),
     createdAt: now,
     pushTime,
     expiresAt,

@@ -83,3 +83,20 @@ test('equality and $in (PostgreSQL: the GIN index), range and order (an index on
     ['order', { op: 'const', value: true }, [{ path: score, descending: true }], declared],
   ]);
 });
+
+// #15: a query without `order` lists the class in insertion order (created_at, then id), read in that
+// order from objects_created_id_idx (migration 0004): no sort, however large the class.
+test('no order reads the class in insertion order from objects_created_id_idx, without a sort', async () => {
+  const appId = await freshApp(store());
+  for (let i = 0; i < 30; i++) {
+    const object = { className: 'Plan', objectId: `order${String(30 - i).padStart(19, '0')}`, createdAt: 1000 + i, updatedAt: 1000 + i, acl: null, data: { n: i } };
+    assert.equal((await store().insertObject(appId, object)).ok, true);
+  }
+  const db = (store() as unknown as { db: Kysely<any> }).db;
+  if (store().kind === 'postgres') await sql`ANALYZE objects`.execute(db);
+  const plan = await planOf(appId, { op: 'const', value: true });
+  assert.ok(plan.includes('objects_created_id_idx'), plan);
+  assert.doesNotMatch(plan, /TEMP B-TREE|Sort/, plan);
+  const found = await store().findObjects(appId, 'Plan', { where: { op: 'const', value: true }, order: [], limit: 100, skip: 0, readers: null });
+  assert.deepEqual(found.map((o) => o.data.n), Array.from({ length: 30 }, (_, i) => i));
+});

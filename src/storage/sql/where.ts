@@ -119,7 +119,15 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
   return compile(where);
 }
 
+/**
+ * No `order` is insertion order, as the hosted service answered fresh data (documented as unspecified):
+ * creation time, then the id, which within one process's millisecond is the order it issued them
+ * (src/lib/ids.ts). Imported objects sit at their own createdAt. Index objects_created_id_idx (0004).
+ */
+const insertionOrder = sql`o.created_at ASC, o.id ASC`;
+
 export function compileOrder(dialect: SqlDialect, className: string, order: OrderKey[]): Sql {
+  if (order.length === 0) return insertionOrder;
   const keys = order.map((key) => {
     const column = columnFor(className, key.path);
     if (column) return sql`${column.column} ${sql.raw(key.descending ? 'DESC' : 'ASC')}`;

@@ -3,6 +3,7 @@ import type { SqlDialect } from '../dialect.ts';
 import { baseline } from './0001_baseline.ts';
 import { objectsDataGin } from './0002_objects_data_gin.ts';
 import { classIndexes } from './0003_class_indexes.ts';
+import { objectsInsertionOrder } from './0004_objects_insertion_order.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -19,6 +20,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0001_baseline', baseline],
   ['0002_objects_data_gin', objectsDataGin],
   ['0003_class_indexes', classIndexes],
+  ['0004_objects_insertion_order', objectsInsertionOrder],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
