@@ -148,17 +148,23 @@ function parseNode(raw: unknown, depth: number): Where {
   return items.length === 1 ? items[0] : { op: 'and', items };
 }
 
+/**
+ * A where as sent: a JSON string (a query string's, or a push body's) is decoded, anything else taken
+ * as it is; null when there is none (every object).
+ */
+export function decodeWhere(raw: unknown): unknown {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return fail('invalidJson', 'where is not valid JSON.');
+  }
+}
+
 /** Reads a where given as a JSON string in a query string. */
 export function parseWhereParam(raw: unknown): Where {
-  if (raw === undefined || raw === '') return { op: 'const', value: true };
-  if (typeof raw !== 'string') return parseWhere(raw);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    fail('invalidJson', 'where is not valid JSON.');
-  }
-  return parseWhere(parsed);
+  return parseWhere(decodeWhere(raw));
 }
 
 export function parseOrder(raw: unknown): OrderKey[] {

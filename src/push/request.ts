@@ -1,7 +1,7 @@
 import { ApiError, fail } from '../lib/errors.ts';
 import { newObjectId } from '../lib/ids.ts';
-import { parseWhere } from '../objects/query.ts';
-import { checkJson, isObject, parseIsoDate } from '../objects/values.ts';
+import { decodeWhere, parseWhere } from '../objects/query.ts';
+import { checkJson, checkTextDeep, isObject, parseIsoDate } from '../objects/values.ts';
 import type { Json, JsonObject, Where } from '../objects/types.ts';
 import type { NewPush } from './types.ts';
 
@@ -54,18 +54,16 @@ function time(value: unknown, field: string): number {
   return ms;
 }
 
+/**
+ * The push's `where`: an `_Installation` query, parsed by the one where parser of object queries, so
+ * every operator and every refusal is theirs. The record keeps it as sent (its `$` keys included).
+ */
 function parseWhereField(raw: unknown): { tree: Where; json: Json } {
-  let value = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      fail('invalidJson', 'where is not valid JSON.');
-    }
-  }
-  if (value === undefined || value === null) return { tree: { op: 'const', value: true }, json: {} };
-  if (!isObject(value)) fail('invalidQuery', 'where must be a JSON object (an _Installation query).');
-  return { tree: parseWhere(value), json: checkJson(value) };
+  const value = decodeWhere(raw);
+  const tree = parseWhere(value);
+  // What the parser did not read (a Pointer's className, say) is still stored with the record.
+  checkTextDeep(value);
+  return { tree, json: (value ?? {}) as Json };
 }
 
 export interface PushRequestContext {
@@ -106,9 +104,8 @@ export function parsePushRequest(body: unknown, context: PushRequestContext): Ne
   const where = parseWhereField(body.where);
   const channels = body.channels === undefined ? null : checkChannels(body.channels);
   const selection: Where[] = [where.tree];
-  if (channels !== null) {
-    selection.push({ op: 'or', items: channels.map((channel) => ({ op: 'eq' as const, path: ['channels'], value: channel })) });
-  }
+  // As the hosted service adds them (and GET /1.1/scheduledPushMessages shows them): channels $in.
+  if (channels !== null) selection.push(parseWhere({ channels: { $in: channels } }));
   // Installations a maker reported invalid are never targeted again.
   selection.push({ op: 'not', item: { op: 'eq', path: ['valid'], value: false } });
 
