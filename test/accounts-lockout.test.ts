@@ -71,7 +71,7 @@ test('7 failures spread over two servers lock the account; 219 with the right pa
     const locked = await login(client, user, user.password);
     assert.equal(locked.status, 400, locked.text);
     assert.equal(locked.body.code, 219, locked.text);
-    assert.match(locked.body.error, /Too many failed login attempts/);
+    assert.match(locked.body.error, /登录失败次数超过限制/);
   }
   // The last failure was 10 s ago; the lock lasts until 15 minutes after it.
   advance(15 * minute - 10_000 - 1_000);

@@ -210,8 +210,9 @@ export class AccountService {
     const record = await this.store.accounts.findUser(caller.appId, { userId });
     if (!record) fail('userNotFound');
     const session = this.sessions.issue();
-    if (!(await this.store.accounts.setSession(caller.appId, userId, session.seal))) fail('userNotFound');
-    return { user: record.user, sessionToken: session.token };
+    const updatedAt = Math.max(this.clock.now(), record.user.updatedAt);
+    if (!(await this.store.accounts.setSession(caller.appId, userId, session.seal, updatedAt))) fail('userNotFound');
+    return { user: { ...record.user, updatedAt }, sessionToken: session.token };
   }
 
   /** Changes the password given the old one; rotates the token when forceReloginOnPasswordChange is on. */

@@ -8,7 +8,8 @@ import type { Store } from '../storage/store.ts';
 import type { AccountCaller, EmailToVerify } from './caller.ts';
 import type { PasswordHasher } from './passwords.ts';
 import type { SessionTokens } from './sessions.ts';
-import { checkNewPassword, checkUserData, defaultUserAcl, emailNeedsVerifying, emailVerifiedFor, parseSignupBody } from './user-fields.ts';
+import { defaultAclFor } from '../objects/default-acl.ts';
+import { checkNewPassword, checkUserData, emailNeedsVerifying, emailVerifiedFor, parseSignupBody } from './user-fields.ts';
 
 /** What a sign-up flow adds to the client's body (password sign-up adds nothing). */
 export interface NewUserPlan {
@@ -89,7 +90,7 @@ export class UserCreation {
     const now = this.clock.now();
     for (let attempt = 0; ; attempt++) {
       const objectId = newObjectId(now);
-      const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: draft.acl ?? defaultUserAcl(objectId), data: draft.data };
+      const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: draft.acl ?? defaultAclFor(draft.settings.classDefaultACL, '_User', objectId), data: draft.data };
       const session = this.sessions.issue();
       // The identities verb: it binds the user's authData, of which a user without any has none.
       const outcome = await this.store.identities.insertUser(caller.appId, user, { passwordHash, session: session.seal });

@@ -3,7 +3,7 @@ import { isoDate } from '../lib/clock.ts';
 import type { AppSettings } from '../apps/settings.ts';
 import { parseWriteBody, type WriteBody } from '../objects/service.ts';
 import { toWire, type WireOptions } from '../objects/wire.ts';
-import type { Acl, JsonObject, StoredObject } from '../objects/types.ts';
+import type { JsonObject, StoredObject } from '../objects/types.ts';
 import { checkText, isObject, textProblem } from '../objects/values.ts';
 import type { LoginField } from '../storage/account-store.ts';
 import { maxPasswordLength } from './passwords.ts';
@@ -47,8 +47,26 @@ export function toSessionWire(user: StoredObject, sessionToken: string): JsonObj
   return { ...toUserWire(user, { viewer: { appId: '', master: false, userId: user.objectId } }), sessionToken };
 }
 
+/** What an update answers, and with the new token what refreshSessionToken and updatePassword answer (reference §3). */
 export function updatedWire(user: StoredObject): JsonObject {
-  return { updatedAt: isoDate(user.updatedAt) };
+  return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
+}
+
+/**
+ * The fields of a user an update body touches, for touchedFields (src/objects/wire.ts): its keys'
+ * top-level fields, emailVerified with the email (the server resets it), and authData with a first
+ * password (which drops the anonymous entry). Secrets never leave: toUserWire has removed them.
+ */
+export function touchedUserFields(body: unknown): Set<string> {
+  const touched = new Set<string>();
+  if (!isObject(body)) return touched;
+  for (const key of Object.keys(body)) {
+    const root = key.split('.')[0];
+    if (root === 'password') touched.add('authData');
+    else touched.add(root);
+    if (root === 'email') touched.add('emailVerified');
+  }
+  return touched;
 }
 
 /** Checks a password a client chose: missing is 201, anything but a non-blank string is 218. */
@@ -126,11 +144,6 @@ export function parseUpdateBody(body: unknown, master: boolean): WriteBody {
   const given = body ?? {};
   if (!isObject(given)) fail('invalidJson');
   return userWriteBody(given, master, false, []);
-}
-
-/** The default ACL of a new user: everyone reads, only the user writes (writes need the user's session anyway). */
-export function defaultUserAcl(userId: string): Acl {
-  return { '*': { read: true }, [userId]: { read: true, write: true } };
 }
 
 /** SPEC §3.1: an address set while verification is on starts unconfirmed, and the link is mailed. */

@@ -2,6 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { dictionary, own, table } from '../lib/lookup.ts';
 import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
 import { checkTextDeep } from '../objects/values.ts';
+import { validateClassDefaultAcls, type ClassDefaultAcls } from '../objects/default-acl.ts';
 import {
   defaultSmsSettings,
   maskAuthProviders,
@@ -31,6 +32,8 @@ export interface AppSettings {
   authProviders: AuthProviders;
   /** How SMS codes are delivered. */
   sms: SmsSettings;
+  /** The ACL of objects created without one, per class (src/objects/default-acl.ts). */
+  classDefaultACL: ClassDefaultAcls;
   /**
    * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
    * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
@@ -55,6 +58,7 @@ export const defaultSettings: AppSettings = {
   vendors: {},
   authProviders: {},
   sms: defaultSmsSettings,
+  classDefaultACL: {},
   verifyEmailSubject: null,
   verifyEmailText: null,
   verifyEmailHtml: null,
@@ -160,6 +164,8 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.authProviders = validateAuthProviders(value, current.authProviders);
     } else if (key === 'sms') {
       next.sms = validateSmsSettings(value, current.sms);
+    } else if (key === 'classDefaultACL') {
+      next.classDefaultACL = validateClassDefaultAcls(value, current.classDefaultACL);
     } else if (templateKeys[key]) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);

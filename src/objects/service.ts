@@ -3,8 +3,9 @@ import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import type { Store } from '../storage/store.ts';
 import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl.ts';
+import { defaultAclFor } from './default-acl.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
-import type { Acl, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
 
 export interface WriteBody {
@@ -39,6 +40,13 @@ export function parseWriteBody(body: unknown): WriteBody {
   return { acl, operations: parseOperations(fields) };
 }
 
+/** The top-level fields a write body touches (`ACL` when it sets one), for touchedFields (src/objects/wire.ts). */
+export function touchedRoots(body: WriteBody): Set<string> {
+  const roots = new Set(body.operations.map((op) => op.path[0]));
+  if (body.acl !== undefined) roots.add('ACL');
+  return roots;
+}
+
 /** Turns a store outcome into the object, or throws the error a client should see. */
 export function settle(outcome: WriteOutcome<ApiError>, ref: { className: string; objectId: string }): StoredObject {
   if (outcome.ok) return outcome.object;
@@ -71,11 +79,12 @@ export class ObjectService {
     this.clock = options.clock;
   }
 
-  /** Builds and inserts a new object; `extra` lets a built-in class add fields it derived itself. */
-  async create(caller: Caller, className: string, body: WriteBody): Promise<StoredObject> {
+  /** Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts). */
+  async create(caller: Caller & { app: AppRecord }, className: string, body: WriteBody): Promise<StoredObject> {
     checkClassName(className);
     const data = applyOperations({}, body.operations);
     if (data instanceof ApiError) throw data;
+    const acl = body.acl ?? defaultAclFor(caller.app.settings.classDefaultACL, className, caller.userId);
     const now = this.clock.now();
     for (let attempt = 0; ; attempt++) {
       const object: StoredObject = {
@@ -83,7 +92,7 @@ export class ObjectService {
         objectId: newObjectId(now),
         createdAt: now,
         updatedAt: now,
-        acl: body.acl ?? null,
+        acl,
         data,
       };
       const outcome = await this.store.insertObject(caller.appId, object);

@@ -66,6 +66,21 @@ export function toWire(object: StoredObject, options: WireOptions = {}): JsonObj
   return out;
 }
 
+/**
+ * What an update asked to answer with the object (new=true, fetchWhenSave) sends, as the hosted
+ * service did: only the fields the update touched, at their new values (a field it deleted is
+ * absent), then updatedAt and objectId; `wire` is the object as the caller may see it (toWire).
+ */
+export function touchedFields(wire: JsonObject, touched: ReadonlySet<string>): JsonObject {
+  const out: JsonObject = {};
+  for (const key of touched) {
+    if (key !== 'objectId' && key !== 'createdAt' && key !== 'updatedAt' && Object.hasOwn(wire, key)) out[key] = wire[key];
+  }
+  out.updatedAt = wire.updatedAt;
+  out.objectId = wire.objectId;
+  return out;
+}
+
 /** Server-owned keys in stored fields (reachable through a dotted key such as "objectId.x"), which toWire overrides. */
 const serverKeyInJson = /"(?:objectId|createdAt|updatedAt)":/;
 

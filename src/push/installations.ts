@@ -3,7 +3,7 @@ import { table } from '../lib/lookup.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
 import type { ObjectService, WriteBody } from '../objects/service.ts';
-import type { Json, JsonObject, StoredObject, Where } from '../objects/types.ts';
+import type { AppRecord, Json, JsonObject, StoredObject, Where } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { checkChannels } from './request.ts';
@@ -145,7 +145,7 @@ export class InstallationService {
   }
 
   /** Creates the installation, or updates the one that already has this installationId. */
-  async save(caller: Caller, body: WriteBody): Promise<{ created: boolean; object: StoredObject }> {
+  async save(caller: Caller & { app: AppRecord }, body: WriteBody): Promise<{ created: boolean; object: StoredObject }> {
     checkInstallationOperations(body.operations);
     checkUserOperations(caller, body.operations);
     const installationId = installationIdOf(body);

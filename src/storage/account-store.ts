@@ -31,8 +31,11 @@ export interface AccountStore {
   insertUser(appId: string, user: StoredObject, secrets: { passwordHash: string; session: SessionSeal }): Promise<WriteOutcome>;
   findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null>;
   userBySession(appId: string, digest: string): Promise<StoredObject | null>;
-  /** Replaces the user's session (the old token stops working at once); false if the user is gone. */
-  setSession(appId: string, userId: string, session: SessionSeal): Promise<boolean>;
+  /**
+   * Replaces the user's session (the old token stops working at once), and moves updatedAt when given
+   * (refreshSessionToken does, as the hosted service did); false if the user is gone.
+   */
+  setSession(appId: string, userId: string, session: SessionSeal, updatedAt?: number): Promise<boolean>;
   /**
    * Stores a new password hash (and optionally a new session) if the current hash is still
    * `expectedHash` (when given); false if the user is gone or the password changed meanwhile.

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
-import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
-import { toWire, wireJson } from '../../objects/wire.ts';
+import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/service.ts';
+import { toWire, touchedFields, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
@@ -74,14 +74,11 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
 
     async update(request, _reply, className, objectId) {
       const query = queryOf(request);
-      const saved = await objects.update(
-        request.ctx,
-        className,
-        objectId,
-        parseWriteBody(request.body ?? {}),
-        conditionOf(query),
-      );
-      if (sendsObjectBack(query, request.ctx, saved)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
+      const body = parseWriteBody(request.body ?? {});
+      const saved = await objects.update(request.ctx, className, objectId, body, conditionOf(query));
+      if (sendsObjectBack(query, request.ctx, saved)) {
+        return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
+      }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
 

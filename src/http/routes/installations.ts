@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
-import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
-import { toWire } from '../../objects/wire.ts';
+import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/service.ts';
+import { toWire, touchedFields } from '../../objects/wire.ts';
 import { installationClass, type InstallationService } from '../../push/installations.ts';
 import { requireMaster } from '../context.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
@@ -36,13 +36,11 @@ export function installationHandlers(options: { objects: ObjectService; installa
     },
     async update(request, _reply, _className, objectId) {
       const query = queryOf(request);
-      const saved = await options.installations.update(
-        request.ctx,
-        objectId,
-        parseWriteBody(request.body ?? {}),
-        conditionOf(query),
-      );
-      if (sendsObjectBack(query, request.ctx, saved)) return toWire(saved, { returnAcl: flag(query, 'returnACL') });
+      const body = parseWriteBody(request.body ?? {});
+      const saved = await options.installations.update(request.ctx, objectId, body, conditionOf(query));
+      if (sendsObjectBack(query, request.ctx, saved)) {
+        return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
+      }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
     async remove(request, reply, className, objectId) {

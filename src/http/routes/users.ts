@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
-import { toSessionWire, toUserWire, updatedWire } from '../../accounts/user-fields.ts';
-import { touchesAuthData } from '../../accounts/auth-data.ts';
+import { toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
+import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
 import type { ClassHandlers } from './classes.ts';
@@ -38,9 +38,10 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
     async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const query = queryOf(request);
       const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
-      if (sendsObjectBack(query, request.ctx, user)) return toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx });
-      // Link and unlink answer {updatedAt, objectId} (SPEC §4.1 rows 10, 11).
-      return touchesAuthData(request.body) ? { ...updatedWire(user), objectId: user.objectId } : updatedWire(user);
+      if (sendsObjectBack(query, request.ctx, user)) {
+        return touchedFields(toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx }), touchedUserFields(request.body));
+      }
+      return updatedWire(user);
     },
 
     async remove(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
@@ -102,10 +103,10 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   );
   app.put<{ Params: UserParams }>('/1.1/users/:objectId/refreshSessionToken', async (request) => {
     const { user, sessionToken } = await accounts.refreshSessionToken(request.ctx, request.params.objectId);
-    return toSessionWire(user, sessionToken);
+    return { ...updatedWire(user), sessionToken };
   });
   app.put<{ Params: UserParams }>('/1.1/users/:objectId/updatePassword', async (request) => {
     const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
-    return { updatedAt: updatedWire(user).updatedAt, objectId: user.objectId, sessionToken };
+    return { ...updatedWire(user), sessionToken };
   });
 }

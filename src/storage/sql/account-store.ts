@@ -60,8 +60,9 @@ export class SqlAccountStore implements AccountStore {
     return rows[0] ? fromRow(this.dialect, rows[0]) : null;
   }
 
-  async setSession(appId: string, userId: string, session: SessionSeal): Promise<boolean> {
-    const result = await sql`UPDATE objects SET session_digest = ${session.digest}, session_cipher = ${session.cipher}
+  async setSession(appId: string, userId: string, session: SessionSeal, updatedAt?: number): Promise<boolean> {
+    const moved = updatedAt === undefined ? sql`` : sql`, updated_at = ${updatedAt}`;
+    const result = await sql`UPDATE objects SET session_digest = ${session.digest}, session_cipher = ${session.cipher}${moved}
       WHERE app_id = ${appId} AND class_name = '_User' AND id = ${userId}`.execute(this.db);
     return Number(result.numAffectedRows ?? 0) > 0;
   }
