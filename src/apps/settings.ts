@@ -2,7 +2,6 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { dictionary, own, table } from '../lib/lookup.ts';
 import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
 import { checkTextDeep } from '../objects/values.ts';
-import { validateClassDefaultAcls, type ClassDefaultAcls } from '../objects/default-acl.ts';
 import {
   defaultSmsSettings,
   maskAuthProviders,
@@ -12,6 +11,7 @@ import {
   type AuthProviders,
   type SmsSettings,
 } from './third-party-settings.ts';
+import { validateWebDomains } from './web-domains.ts';
 
 /** Credentials of one phone maker's push service, as entered by the developer. */
 export type VendorCredentials = Record<string, string>;
@@ -32,8 +32,8 @@ export interface AppSettings {
   authProviders: AuthProviders;
   /** How SMS codes are delivered. */
   sms: SmsSettings;
-  /** The ACL of objects created without one, per class (src/objects/default-acl.ts). */
-  classDefaultACL: ClassDefaultAcls;
+  /** Origins whose pages may call the API with the app key; empty: any (src/apps/web-domains.ts). */
+  webSecurityDomains: string[];
   /**
    * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
    * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
@@ -58,7 +58,7 @@ export const defaultSettings: AppSettings = {
   vendors: {},
   authProviders: {},
   sms: defaultSmsSettings,
-  classDefaultACL: {},
+  webSecurityDomains: [],
   verifyEmailSubject: null,
   verifyEmailText: null,
   verifyEmailHtml: null,
@@ -164,8 +164,8 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.authProviders = validateAuthProviders(value, current.authProviders);
     } else if (key === 'sms') {
       next.sms = validateSmsSettings(value, current.sms);
-    } else if (key === 'classDefaultACL') {
-      next.classDefaultACL = validateClassDefaultAcls(value, current.classDefaultACL);
+    } else if (key === 'webSecurityDomains') {
+      next.webSecurityDomains = validateWebDomains(value);
     } else if (templateKeys[key]) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../lib/errors.ts';
+import { ApiError, catalogue } from '../lib/errors.ts';
 import { md5Hex, safeEqual } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AppRegistry } from '../apps/registry.ts';
+import { originAllowed } from '../apps/web-domains.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
 
@@ -93,6 +94,12 @@ export function authenticate(options: { registry: AppRegistry; clock: Clock; res
   return async function authenticateRequest(request: FastifyRequest): Promise<void> {
     const appId = header(request, appIdHeaders);
     const { app, master } = proveCaller(request, appId ? await registry.get(appId) : null, clock.now());
+    // The domain list guards the public app key; whoever holds the master key can change the list anyway.
+    const origin = request.headers.origin;
+    if (!master && !originAllowed(app.settings.webSecurityDomains, origin)) {
+      // The hosted service's words, including the missing space after the first full stop.
+      throw new ApiError('originNotAllowed', `${catalogue.originNotAllowed.message}The request origin header is '${origin}'.`);
+    }
     const sessionToken = header(request, sessionHeaders);
     const sessionUser = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
     request.ctx = { app, appId: app.appId, master, userId: sessionUser?.objectId ?? null, sessionToken, sessionUser };
