@@ -2,6 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { dictionary, own, table } from '../lib/lookup.ts';
 import { templatePartProblem, type TemplatePart } from '../mail/templates.ts';
 import { checkTextDeep } from '../objects/values.ts';
+import { validateClassDefaultAcls, type ClassDefaultAcls } from '../objects/default-acl.ts';
 import {
   defaultSmsSettings,
   maskAuthProviders,
@@ -34,6 +35,8 @@ export interface AppSettings {
   sms: SmsSettings;
   /** Origins whose pages may call the API with the app key; empty: any (src/apps/web-domains.ts). */
   webSecurityDomains: string[];
+  /** The ACL of objects created without one, per class (src/objects/default-acl.ts). */
+  classDefaultACL: ClassDefaultAcls;
   /**
    * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
    * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
@@ -59,6 +62,7 @@ export const defaultSettings: AppSettings = {
   authProviders: {},
   sms: defaultSmsSettings,
   webSecurityDomains: [],
+  classDefaultACL: {},
   verifyEmailSubject: null,
   verifyEmailText: null,
   verifyEmailHtml: null,
@@ -166,6 +170,8 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.sms = validateSmsSettings(value, current.sms);
     } else if (key === 'webSecurityDomains') {
       next.webSecurityDomains = validateWebDomains(value);
+    } else if (key === 'classDefaultACL') {
+      next.classDefaultACL = validateClassDefaultAcls(value, current.classDefaultACL);
     } else if (templateKeys[key]) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);
