@@ -123,6 +123,13 @@ test('keys the hosted service did not know need nothing but their id; its own na
   const typed = await signIn({ weixin_1: { uid: id('u'), expires_in: {} } });
   assert.equal(typed.status, 400);
   assert.deepEqual(typed.body, { code: 111, error: 'authData.weixin_1.expires_in must be a string or a number.' });
+  // The SDKs' mini-app sign-in sends a code for the server to exchange: not supported, and said so.
+  const miniApp = await signIn({ lc_weapp: { code: 'js-code' } });
+  assert.equal(miniApp.status, 400);
+  assert.deepEqual(miniApp.body, {
+    code: 250,
+    error: 'authData.lc_weapp holds a login code, no uid: Roost does not exchange mini-app login codes.',
+  });
   const builtin = await signIn({ weixin: { openid: id('o') } });
   assert.equal(builtin.status, 400);
   assert.deepEqual(builtin.body, { code: 111, error: 'authData.weixin.access_token is missing.' });

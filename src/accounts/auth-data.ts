@@ -115,7 +115,14 @@ export function parseEntry(key: string, raw: unknown, providers: AuthProviders):
   const shape = shapes[kind];
   // The kind decides the checks; the key alone decides which field names the account, as the store reads it.
   const idField = identityFields(key).find((field) => value[field] !== undefined && value[field] !== null && value[field] !== '');
-  if (!idField) fail('linkedIdMissing', `authData.${key}.${identityFields(key)[0]} is missing.`);
+  if (!idField) {
+    // The SDKs' mini-app sign-in (lc_weapp, lc_qqapp) sends only a login code for the server to exchange with the platform.
+    if (typeof value.code === 'string') {
+      const idName = identityFields(key)[0];
+      fail('linkedIdMissing', `authData.${key} holds a login code, no ${idName}: Roost does not exchange mini-app login codes.`);
+    }
+    fail('linkedIdMissing', `authData.${key}.${identityFields(key)[0]} is missing.`);
+  }
   const uid = value[idField];
   if (typeof uid !== 'string' || uid.length > 256) fail('incorrectType', `authData.${key}.${idField} must be a string.`);
   if (kind === 'anonymous') {
