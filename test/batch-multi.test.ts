@@ -131,3 +131,100 @@ describe('per-item results for missing objects (reference §11)', () => {
     assert.deepEqual(Object.keys(res.body[5].success).sort(), ['objectId', 'updatedAt']);
   });
 });
+
+describe('POST /1.1/batch/save (Java SDK, Objective-C SDK)', () => {
+  test('Java: several operations on one field of an existing object, answered keyed by its objectId', async () => {
+    const created = await server.client.post('/1.1/classes/SaveJava', { tags: ['a', 'b'], n: 1 });
+    const id = created.body.objectId;
+    const path = `/1.1/classes/SaveJava/${id}`;
+    const res = await server.client.post('/1.1/batch/save', {
+      requests: [
+        { method: 'PUT', path, body: { tags: { __op: 'Add', objects: ['c'] }, n: { __op: 'Increment', amount: 2 }, __internalId: id } },
+        { method: 'PUT', path, body: { tags: { __op: 'Remove', objects: ['a'] }, __internalId: id } },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(Object.keys(res.body), [id]);
+    assert.deepEqual(Object.keys(res.body[id]).sort(), ['objectId', 'updatedAt']);
+    assert.equal(res.body[id].objectId, id);
+    const got = await server.client.get(path);
+    assert.deepEqual([got.body.tags, got.body.n, got.body.__internalId], [['b', 'c'], 3, undefined]);
+    assert.equal(got.body.updatedAt, res.body[id].updatedAt);
+  });
+
+  test('Objective-C: a new object and its new child, linked by __internalId and __children', async () => {
+    const res = await server.client.post('/1.1/batch/save', {
+      requests: [
+        { method: 'POST', path: '/1.1/classes/SaveChild', body: { name: 'c', __internalId: 'uuid-child' } },
+        { method: 'POST', path: '/1.1/classes/SaveParent', body: { title: 'p', __internalId: 'uuid-parent' }, new: true },
+        {
+          method: 'PUT',
+          path: '/1.1/classes/SaveParent',
+          body: { __internalId: 'uuid-parent', __children: [{ className: 'SaveChild', cid: 'uuid-child', key: 'child' }] },
+          params: { fetchWhenSave: true },
+        },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(Object.keys(res.body).sort(), ['uuid-child', 'uuid-parent']);
+    assert.deepEqual(Object.keys(res.body['uuid-child']).sort(), ['createdAt', 'objectId']);
+    const parent = res.body['uuid-parent'];
+    assert.ok(parent.createdAt && parent.updatedAt, res.text);
+    const childId = res.body['uuid-child'].objectId;
+    assert.deepEqual(parent.child, { __type: 'Pointer', className: 'SaveChild', objectId: childId });
+    const got = await server.client.get(`/1.1/classes/SaveParent/${parent.objectId}`);
+    assert.deepEqual([got.body.title, got.body.child, got.body.__children], ['p', parent.child, undefined]);
+    assert.equal(await countOf('SaveParent'), 1);
+    // A child already saved is named by its objectId.
+    const again = await server.client.post('/1.1/batch/save', {
+      requests: [
+        {
+          method: 'PUT',
+          path: `/1.1/classes/SaveParent/${parent.objectId}`,
+          body: { __internalId: parent.objectId, __children: [{ className: 'SaveChild', cid: childId, key: 'other' }] },
+        },
+      ],
+    });
+    assert.deepEqual(Object.keys(again.body[parent.objectId]).sort(), ['objectId', 'updatedAt']);
+    const reread = await server.client.get(`/1.1/classes/SaveParent/${parent.objectId}`);
+    assert.deepEqual(reread.body.other, parent.child);
+  });
+
+  test('the first failure answers the whole request with its status and error; what ran before stays', async () => {
+    const res = await server.client.post('/1.1/batch/save', {
+      requests: [
+        { method: 'POST', path: '/1.1/classes/SaveFail', body: { v: 1, __internalId: 'first' } },
+        { method: 'PUT', path: '/1.1/classes/SaveFail/fakeid', body: { v: 2, __internalId: 'fakeid' } },
+        { method: 'POST', path: '/1.1/classes/SaveFail', body: { v: 3, __internalId: 'third' } },
+      ],
+    });
+    assert.deepEqual([res.status, res.body], [400, { code: 1, error: "Could not find object by id 'fakeid' for class 'SaveFail'." }]);
+    const left = await server.master.get('/1.1/classes/SaveFail');
+    assert.deepEqual(left.body.results.map((o: { v: number }) => o.v), [1]);
+  });
+
+  test('ACLs hold per object: a PUT the caller may not write is 403', async () => {
+    const owner = await signUp(server.client);
+    const locked = await owner.client.post('/1.1/classes/SaveAcl', { v: 1, ACL: { [owner.objectId]: { read: true, write: true } } });
+    const id = locked.body.objectId;
+    const body = { requests: [{ method: 'PUT', path: `/1.1/classes/SaveAcl/${id}`, body: { v: 2, __internalId: id } }] };
+    const refused = await server.client.post('/1.1/batch/save', body);
+    assert.deepEqual([refused.status, refused.body], [403, { code: 403, error: "Forbidden writing by object's ACL." }]);
+    const allowed = await owner.client.post('/1.1/batch/save', body);
+    assert.deepEqual([allowed.status, Object.keys(allowed.body)], [200, [id]]);
+  });
+
+  test('a malformed body is 400 code 107', async () => {
+    const bodies = [
+      {},
+      { requests: [{ method: 'PUT', path: '/1.1/functions/x', body: {} }] },
+      { requests: [{ method: 'POST', path: '/1.1/classes/SaveBad', body: { __children: [{ cid: 'x' }] } }] },
+      { requests: [{ method: 'POST', path: '/1.1/classes/SaveBad', body: { __children: 'x' } }] },
+    ];
+    for (const body of bodies) {
+      const res = await server.client.post('/1.1/batch/save', body);
+      assert.deepEqual([res.status, res.body.code], [400, 107], JSON.stringify(body));
+    }
+    assert.equal(await countOf('SaveBad'), 0);
+  });
+});
