@@ -4,6 +4,7 @@ import { systemClock } from './lib/clock.ts';
 import { isEntryPoint } from './lib/entry-point.ts';
 import { openStoreAtStart, reportStartFailure, StartError } from './startup.ts';
 import { AppRegistry } from './apps/registry.ts';
+import { creationRefusal, givenKeys, keyOptions } from './apps/key-options.ts';
 import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
@@ -14,6 +15,8 @@ const usage = `Usage: roost <command>
 
   serve                                   run the server (the default)
   app create --name NAME                  create an application; prints {"appId","appKey","masterKey"}
+  app create --app-id ID [--app-key KEY] [--master-key KEY] [--name NAME]
+                                          create one that keeps the hosted service's id and keys (missing ones generated)
   app list                                list applications (id, name, created)
   app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
   migrate                                 apply database migrations and exit
@@ -49,10 +52,14 @@ function print(value: unknown): void {
 async function appCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'create') {
-    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });
-    if (!values.name) throw new UsageError('app create needs --name NAME');
-    const name = values.name;
-    print(await withRegistry((registry) => registry.create(name)));
+    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, ...keyOptions } });
+    if (!values.name && values['app-id'] === undefined) throw new UsageError('app create needs --name NAME or --app-id ID');
+    const creation = await withRegistry((registry) => registry.createWithKeys(values.name, givenKeys(values)));
+    if (creation.outcome !== 'created') {
+      process.stderr.write(`roost: ${creationRefusal(creation)}\n`);
+      return 1;
+    }
+    print(creation.keys);
     return 0;
   }
   if (sub === 'list') {

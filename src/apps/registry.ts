@@ -1,15 +1,20 @@
 import { ApiError } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { newAppId, newAppKey } from '../lib/ids.ts';
 import type { AppRecord } from '../objects/types.ts';
 import type { Store } from '../storage/store.ts';
+import { isAppId, keysFrom, newKeys, type AppKeys } from './keys.ts';
 import { applySettingsPatch, mergeSettings, type AppSettings } from './settings.ts';
 
-export interface AppKeys {
-  appId: string;
-  appKey: string;
-  masterKey: string;
-}
+export type { AppKeys };
+
+/**
+ * What creating an application with given keys came to. `taken`: an application has that id already;
+ * `sameKeys`: its keys are the ones given (none given counts as the same), as on a re-run of one migration.
+ */
+export type AppCreation =
+  | { outcome: 'created'; keys: AppKeys }
+  | { outcome: 'taken'; appId: string; sameKeys: boolean }
+  | { outcome: 'refused'; message: string };
 
 /**
  * The applications this server hosts. Lookups are cached briefly per node (appCacheMs) because
@@ -27,14 +32,31 @@ export class AppRegistry {
     this.cacheMs = options.cacheMs;
   }
 
-  private newApp(name: string): AppRecord {
-    return { appId: newAppId(), name, appKey: newAppKey(), masterKey: newAppKey(), settings: {}, createdAt: this.clock.now() };
+  private newApp(name: string, keys: AppKeys): AppRecord {
+    return { ...keys, name, settings: {}, createdAt: this.clock.now() };
   }
 
+  /** A new application with new keys. */
   async create(name: string): Promise<AppKeys> {
-    const app = this.newApp(name);
-    await this.store.createApp(app);
-    return { appId: app.appId, appKey: app.appKey, masterKey: app.masterKey };
+    const creation = await this.createWithKeys(name, {});
+    if (creation.outcome !== 'created') throw new Error(`application not created: ${JSON.stringify(creation)}`);
+    return creation.keys;
+  }
+
+  /**
+   * A new application that keeps the keys given (an app moving off the hosted service, whose clients
+   * in the field send them), the missing ones generated. The name defaults to the id.
+   */
+  async createWithKeys(name: string | undefined, given: Partial<AppKeys>): Promise<AppCreation> {
+    const keys = keysFrom(given);
+    if ('refused' in keys) return { outcome: 'refused', message: keys.refused };
+    if (await this.store.createApp(this.newApp(name ?? keys.appId, keys))) {
+      this.cache.delete(keys.appId);
+      return { outcome: 'created', keys };
+    }
+    const existing = await this.store.getApp(keys.appId);
+    const sameKeys = existing !== null && (['appKey', 'masterKey'] as const).every((key) => given[key] === undefined || given[key] === existing[key]);
+    return { outcome: 'taken', appId: keys.appId, sameKeys };
   }
 
   list(): Promise<AppRecord[]> {
@@ -42,6 +64,8 @@ export class AppRegistry {
   }
 
   async get(appId: string): Promise<AppRecord | null> {
+    // An id no application can have is not looked up (nor cached, where it would push out real ones).
+    if (!isAppId(appId)) return null;
     const now = this.clock.now();
     const cached = this.cache.get(appId);
     if (cached && cached.until > now) return cached.app;
@@ -76,7 +100,7 @@ export class AppRegistry {
    * once. Check and create are one store step: of nodes starting together, exactly one creates it.
    */
   async ensureDefault(): Promise<AppKeys | null> {
-    const app = this.newApp('default');
+    const app = this.newApp('default', newKeys());
     if (!(await this.store.createFirstApp(app))) return null;
     return { appId: app.appId, appKey: app.appKey, masterKey: app.masterKey };
   }

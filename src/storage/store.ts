@@ -44,7 +44,8 @@ export interface Store {
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;
 
-  createApp(app: AppRecord): Promise<void>;
+  /** False when an application already has that id: the id is unique, checked by the database. */
+  createApp(app: AppRecord): Promise<boolean>;
   /** Creates `app` only while the store has no application: once, however many nodes start together. */
   createFirstApp(app: AppRecord): Promise<boolean>;
   getApp(appId: string): Promise<AppRecord | null>;

@@ -30,16 +30,17 @@ test('createFirstApp: of many nodes starting together exactly one creates the ap
   assert.equal((await store().listApps()).length, 1);
 });
 
-test('applications: createApp, getApp as stored, listApps by creation time, missing ids', async () => {
+test('applications: createApp, getApp as stored, listApps by creation time, missing ids, a taken id', async () => {
   const later = appRecord(unique('b'), 3_000);
   const earlier = appRecord(unique('a'), 2_000);
-  await store().createApp(later);
+  assert.equal(await store().createApp(later), true);
   await store().createApp(earlier);
   assert.deepEqual(await store().getApp(later.appId), later);
   assert.equal(await store().getApp('no-such-app'), null);
   const listed = (await store().listApps()).map((app) => app.appId);
   assert.deepEqual(listed.slice(-2), [earlier.appId, later.appId]);
-  await assert.rejects(store().createApp(earlier), 'an application id is unique');
+  assert.equal(await store().createApp({ ...earlier, appKey: 'other', createdAt: 9_000 }), false, 'an application id is unique');
+  assert.deepEqual(await store().getApp(earlier.appId), earlier, 'the application that had the id is unchanged');
 });
 
 test('updateAppSettings: the change sees the current settings, concurrent changes all land, a refusal stores nothing', async () => {

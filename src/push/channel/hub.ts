@@ -5,6 +5,7 @@ import { md5Hex, safeEqual } from '../../lib/crypto.ts';
 import { catalogue } from '../../lib/errors.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
+import { isAppId } from '../../apps/keys.ts';
 import { isInstallationId } from '../installations.ts';
 import type { AckEntry, PushStore } from '../../storage/push-store.ts';
 
@@ -152,7 +153,7 @@ export class ChannelHub {
   private async login(session: Session, f: Record<string, unknown>): Promise<void> {
     if (session.key !== null) return this.fail(session, 'invalidJson', 'Already logged in.', false);
     const { appId, installationId, sign } = f;
-    if (typeof appId !== 'string' || !isPlausibleId(appId) || !isInstallationId(installationId)) {
+    if (!isAppId(appId) || !isInstallationId(installationId)) {
       return this.fail(session, 'missingRequired', 'login needs appId, installationId and sign.', true);
     }
     const appKey = await this.appKey(appId);

@@ -94,11 +94,11 @@ export class SqlStore implements Store {
     };
   }
 
-  async createApp(app: AppRecord, db: Kysely<any> = this.db): Promise<void> {
-    await sql`INSERT INTO apps (app_id, name, app_key, master_key, settings, created_at)
-      VALUES (${app.appId}, ${app.name}, ${app.appKey}, ${app.masterKey}, ${this.dialect.encodeJson(app.settings)}, ${app.createdAt})`.execute(
-      db,
-    );
+  async createApp(app: AppRecord, db: Kysely<any> = this.db): Promise<boolean> {
+    const { rows } = await sql`INSERT INTO apps (app_id, name, app_key, master_key, settings, created_at)
+      VALUES (${app.appId}, ${app.name}, ${app.appKey}, ${app.masterKey}, ${this.dialect.encodeJson(app.settings)}, ${app.createdAt})
+      ON CONFLICT (app_id) DO NOTHING RETURNING app_id`.execute(db);
+    return rows.length === 1;
   }
 
   async createFirstApp(app: AppRecord): Promise<boolean> {
