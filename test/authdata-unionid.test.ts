@@ -128,8 +128,13 @@ test('keys the hosted service did not know need nothing but their id; its own na
   assert.equal(miniApp.status, 400);
   assert.deepEqual(miniApp.body, {
     code: 250,
-    error: 'authData.lc_weapp holds a login code, no uid: Roost does not exchange mini-app login codes.',
+    error: 'authData.lc_weapp holds a login code, no openid: Roost does not exchange mini-app login codes.',
   });
+  // What the hosted mini-app sign-in stored (an import's users) signs in by its openid.
+  const stored = { openid: id('o'), session_key: 'k', expires_in: 7200 };
+  const weapp = await signIn({ lc_weapp: stored });
+  assert.equal(weapp.status, 201, weapp.text);
+  assert.equal((await signIn({ lc_weapp: { ...stored, uid: id('u') } })).body.objectId, weapp.body.objectId);
   const builtin = await signIn({ weixin: { openid: id('o') } });
   assert.equal(builtin.status, 400);
   assert.deepEqual(builtin.body, { code: 111, error: 'authData.weixin.access_token is missing.' });

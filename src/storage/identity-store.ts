@@ -13,11 +13,12 @@ export interface BoundIdentity extends Identity {
 }
 
 /**
- * The platform keys whose accounts are named by `openid`: the hosted service's built-in names.
- * Every other key (`weixin_1`, `wxleanoffice`, `weibo`, `lc_apple`, a custom name) is named by
- * `uid`, as the hosted service's unique index on `authData.<key>.<uid>` was.
+ * The platform keys whose accounts are named by `openid`: the hosted service's built-in names (its
+ * mini-app sign-in stored `lc_weapp`/`lc_qqapp` entries by openid too). Every other key (`weixin_1`,
+ * `wxleanoffice`, `weibo`, `lc_apple`, a custom name) is named by `uid`, as the hosted service's
+ * unique index on `authData.<key>.<uid>` was.
  */
-const openidPlatforms: ReadonlySet<string> = new Set(['weixin', 'qq', 'taptap']);
+const openidPlatforms: ReadonlySet<string> = new Set(['weixin', 'qq', 'taptap', 'lc_weapp', 'lc_qqapp']);
 
 /**
  * The fields that may name an entry's account, in the order they are read: `id` for anonymous,
