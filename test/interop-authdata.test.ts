@@ -22,8 +22,12 @@ after(async () => {
 
 const stamp = () => `${Date.now()}${randomBytes(4).toString('hex')}`;
 const wx = (uid: string) => ({ uid, access_token: 'access_token', expires_in: 1382686496 });
+/** The static form the SDK's suite uses; its typings declare only the instance method. */
+interface StaticAssociate {
+  associateWithAuthData(user: AV.User, platform: string, authData: object): Promise<AV.User>;
+}
 /** What the server holds, read with the master key (the SDK's copy is what it was told). */
-const storedAuthData = async (id: string) => (await server.master.get(`/1.1/users/${id}`)).body.authData;
+const storedAuthData = async (id: string | undefined) => (await server.master.get(`/1.1/users/${id}`)).body.authData;
 
 test('failOnNotExist: an unknown weixin_1 account is refused with 211 "Could not find user."', async () => {
   const now = stamp();
@@ -39,9 +43,9 @@ test('loginWithAuthDataAndUnionId: weixin_1 as main account, then weixin_2 with 
   const now = stamp();
   const username = uniqueName('union');
   const unionId = `unionid${now}`;
-  const user1 = await new AV.User()
-    .setUsername(username)
-    .loginWithAuthDataAndUnionId(wx(`openid1${now}`), 'weixin_1', unionId, { asMainAccount: true });
+  const fresh = new AV.User();
+  fresh.setUsername(username);
+  const user1 = await fresh.loginWithAuthDataAndUnionId(wx(`openid1${now}`), 'weixin_1', unionId, { asMainAccount: true });
   assert.equal(user1.getUsername(), username);
   assert.deepEqual(user1.get('authData')._weixin_unionid, { uid: unionId });
   assert.deepEqual(user1.get('authData').weixin_1, { ...wx(`openid1${now}`), platform: 'weixin', unionid: unionId, main_account: true });
@@ -87,7 +91,7 @@ test('associateWithAuthData merges weixin beside test; dissociateAuthData remove
     'test',
   );
   const openid = `aaabbbccc123123${now}`;
-  const user = await AV.User.associateWithAuthData(logined, 'weixin', { openid, access_token: 'a123123aaabbbbcccc', expires_in: 1382686496 });
+  const user = await (AV.User as unknown as StaticAssociate).associateWithAuthData(logined, 'weixin', { openid, access_token: 'a123123aaabbbbcccc', expires_in: 1382686496 });
   assert.ok(user.get('authData').weixin);
   assert.ok(user.get('authData').test);
   assert.deepEqual(Object.keys(await storedAuthData(user.id)).sort(), ['test', 'weixin']);
@@ -135,7 +139,8 @@ test('an anonymous user that signs up keeps its id, stops being anonymous, and l
   const user = await AV.User.loginAnonymously();
   assert.equal(user.isAnonymous(), true);
   const name = uniqueName('justsomeuniquename');
-  user.setUsername(name).setPassword(name);
+  user.setUsername(name);
+  user.setPassword(name);
   const signedUp = await user.signUp();
   assert.equal(signedUp.isAnonymous(), false);
   assert.equal(signedUp.dirty(), false);
