@@ -60,6 +60,9 @@ const nul = 'Strings may not contain the NUL character.';
 const surrogate = 'Strings must be valid Unicode (a lone surrogate was found).';
 const outOfRange = 'cannot be stored (numbers must be finite, and whole numbers within ±9007199254740991 to count exactly)';
 const objectPath = () => `/1.1/classes/Hostile/${target}`;
+/** The hosted service's answers to a bad key and a bad class name (#15). */
+const badKey = (key: string) => ({ code: 105, error: `Invalid key name. Keys are case-sensitive and 'a-zA-Z0-9_' are the only valid characters. The column is: '${key}'.` });
+const badClass = { code: 103, error: 'Missing or invalid classname. Classnames are case-sensitive. They must start with a letter, and a-zA-Z0-9_ are the only valid characters.' };
 const userPath = () => `/1.1/users/${user.objectId}`;
 
 /** Every name Object.prototype holds: toString, constructor, __proto__, hasOwnProperty, valueOf, … */
@@ -116,11 +119,11 @@ test('Object.prototype names as class names, keys, ids, settings and batch paths
   }
   for (const name of reservedNames) {
     scenarios.push(
-      { name: 'reserved class name', method: 'POST', path: `/1.1/classes/${name}`, send: { n: 1 }, status: 400, body: { code: 103, error: `Invalid class name '${name}'.` } },
-      { name: 'reserved class query', method: 'GET', path: `/1.1/classes/${name}`, status: 400, body: { code: 103, error: `Invalid class name '${name}'.` } },
-      { name: 'reserved class in a batch', method: 'POST', path: '/1.1/batch', send: { requests: [{ method: 'GET', path: `/1.1/classes/${name}/x` }] }, status: 200, body: [{ error: { code: 103, error: `Invalid class name '${name}'.` } }] },
-      { name: 'reserved where key', method: 'GET', path: '/1.1/classes/Hostile', query: { where: JSON.stringify({ [`a.${name}`]: 1 }) }, status: 400, body: { code: 105, error: `Invalid key name 'a.${name}'.` } },
-      { name: 'reserved order key', method: 'GET', path: '/1.1/classes/Hostile', query: { order: name }, status: 400, body: { code: 105, error: `Invalid key name '${name}'.` } },
+      { name: 'reserved class name', method: 'POST', path: `/1.1/classes/${name}`, send: { n: 1 }, status: 400, body: badClass },
+      { name: 'reserved class query', method: 'GET', path: `/1.1/classes/${name}`, status: 400, body: badClass },
+      { name: 'reserved class in a batch', method: 'POST', path: '/1.1/batch', send: { requests: [{ method: 'GET', path: `/1.1/classes/${name}/x` }] }, status: 200, body: [{ error: badClass }] },
+      { name: 'reserved where key', method: 'GET', path: '/1.1/classes/Hostile', query: { where: JSON.stringify({ [`a.${name}`]: 1 }) }, status: 400, body: badKey(`a.${name}`) },
+      { name: 'reserved order key', method: 'GET', path: '/1.1/classes/Hostile', query: { order: name }, status: 400, body: badKey(name) },
       { name: 'reserved objectId', method: 'GET', path: `/1.1/classes/Hostile/${name}`, status: 200, body: {} },
     );
     if (name !== '__proto__') {
@@ -167,12 +170,12 @@ test('NUL and lone surrogates get 111 on every store, wherever the text goes', a
     // Already refused alike (4eb2f58 and before); pinned so both stores keep the same answer.
     { name: 'value', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"v":"a\\u0000"}', status: 400, body: nulError },
     { name: 'sign-up username', method: 'POST', path: '/1.1/users', raw: '{"username":"a\\u0000","password":"pw-hostile-1"}', status: 400, body: nulError },
-    { name: 'key', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"a\\u0000":1}', status: 400, body: { code: 105, error: "Invalid key name 'a\u0000'." } },
-    { name: 'key, lone surrogate', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"a\\ud800":1}', status: 400, body: { code: 105, error: "Invalid key name 'a\ud800'." } },
+    { name: 'key', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"a\\u0000":1}', status: 400, body: badKey('a\u0000') },
+    { name: 'key, lone surrogate', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"a\\ud800":1}', status: 400, body: badKey('a\ud800') },
     { name: 'nested key', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"o":{"a\\u0000":1}}', status: 400, body: { code: 121, error: "Invalid nested key 'a\u0000'." } },
     { name: 'nested key, lone surrogate', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"o":{"\\udc00":1}}', status: 400, body: { code: 121, error: "Invalid nested key '\udc00'." } },
-    { name: 'where key', method: 'GET', path: '/1.1/classes/Hostile', query: { where: '{"a\\ud800":1}' }, status: 400, body: { code: 105, error: "Invalid key name 'a\ud800'." } },
-    { name: 'class name', method: 'POST', path: '/1.1/classes/A%00B', send: {}, status: 400, body: { code: 103, error: "Invalid class name 'A\u0000B'." } },
+    { name: 'where key', method: 'GET', path: '/1.1/classes/Hostile', query: { where: '{"a\\ud800":1}' }, status: 400, body: badKey('a\ud800') },
+    { name: 'class name', method: 'POST', path: '/1.1/classes/A%00B', send: {}, status: 400, body: badClass },
     { name: 'objectId', method: 'GET', path: '/1.1/classes/Hostile/a%00b', status: 200, body: {} },
     { name: 'objectId of a user', method: 'GET', path: '/1.1/users/a%00b', status: 400, body: { code: 211, error: 'Could not find user.' } },
     // fuzz-findings #5: PostgreSQL answered 500 once the path's user id reached the account store.
@@ -209,7 +212,7 @@ test('dotted writes into ACL, objectId, createdAt, updatedAt, password and sessi
   const refused = (key: string) => ({ code: 105, error: `Invalid key name '${key}': ${key.split('.')[0]} cannot be written through a dotted key.` });
   const scenarios: Scenario[] = [];
   for (const key of ['ACL.x.read', 'ACL.*', 'objectId.x', 'createdAt.x', 'updatedAt.y.z']) {
-    const body = key === 'ACL.*' ? { code: 105, error: "Invalid key name 'ACL.*'." } : refused(key);
+    const body = key === 'ACL.*' ? badKey('ACL.*') : refused(key);
     scenarios.push(
       { name: `update ${key}`, method: 'PUT', path: objectPath, send: { [key]: true }, status: 400, body },
       { name: `create ${key}`, method: 'POST', path: '/1.1/classes/Hostile', send: { [key]: true }, status: 400, body },

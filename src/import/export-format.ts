@@ -5,7 +5,7 @@ import { checkUserData } from '../accounts/user-fields.ts';
 import { parseAcl } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
 import type { Acl, JsonObject } from '../objects/types.ts';
-import { checkJson, fieldPath, isObject, isPlausibleId, parseIsoDate } from '../objects/values.ts';
+import { checkJson, fieldPath, invalidKey, isObject, isPlausibleId, parseIsoDate } from '../objects/values.ts';
 import { checkInstallationOperations } from '../push/installations.ts';
 import { defaultProfile } from '../push/routing.ts';
 import type { SessionSeal } from '../storage/account-store.ts';
@@ -80,7 +80,7 @@ export function parseExportLine(line: string, context: LineContext): ParsedLine 
   try {
     for (const [key, value] of Object.entries(fields)) {
       fieldPath(key);
-      if (key.includes('.')) throw new ApiError('invalidKeyName', `Invalid key name '${key}'.`);
+      if (key.includes('.')) invalidKey(key);
       data[key] = checkJson(value);
     }
     if (isUser) checkUserData(data);

@@ -23,7 +23,13 @@ const takenErrors: Record<UniqueField, ErrorKind> = {
   classIndex: 'duplicateValue',
 };
 
-/** Splits a write body into its ACL and field operations; server-owned and "__" keys are ignored. */
+/**
+ * Flags the SDKs put beside the fields of a write body: the JS SDK's hooks to skip, the Swift, C++ and
+ * old Android SDKs' batch bookkeeping. Not fields; any other "__" key is (and is refused, 105).
+ */
+const sdkFlags = new Set(['__ignore_hooks', '__internalId', '__children']);
+
+/** Splits a write body into its ACL and field operations; server-owned keys and SDK flags are ignored. */
 export function parseWriteBody(body: unknown): WriteBody {
   if (!isObject(body)) fail('invalidJson');
   let acl: Acl | undefined;
@@ -33,7 +39,7 @@ export function parseWriteBody(body: unknown): WriteBody {
       const parsed = parseAcl(value);
       if (parsed instanceof ApiError) throw parsed;
       acl = parsed;
-    } else if (!serverFields.has(key) && !key.startsWith('__')) {
+    } else if (!serverFields.has(key) && !sdkFlags.has(key)) {
       fields[key] = value;
     }
   }

@@ -1,15 +1,22 @@
-import { fail } from '../lib/errors.ts';
+import { catalogue, fail } from '../lib/errors.ts';
 import type { Json, JsonObject } from './types.ts';
 
+/** A class name: a letter, then letters, digits and '_' (a leading '_' is the server's built-in classes). */
 export const classNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
-const fieldSegment = /^(?!__)[A-Za-z0-9_]{1,128}$/;
-const topLevelField = /^(?!__)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/**
+ * A key, and each segment of a dotted one: letters, digits and '_', a digit first too (`2fa` is a real
+ * app's field; the hosted service's rule is "letters, digits and underscores, starting with a letter or
+ * digit"), never '__' first (reserved). A single leading '_' stays accepted (docs/compatibility.md).
+ */
+const fieldName = /^(?!__)[A-Za-z0-9_]{1,128}$/;
 /** Classes the server defines; other names starting with "_" are reserved. */
 export const builtInClasses = new Set(['_User', '_Installation', '_Role']);
 /** Fields the server owns: silently dropped from write bodies (SDKs send them back). */
 export const serverFields = new Set(['objectId', 'createdAt', 'updatedAt']);
 /** Fields no dotted key may write into: the server's own, and the ACL (written whole, as `ACL`). */
 const reservedRoots = new Set([...serverFields, 'ACL']);
+/** Names no write may use as a field, in any letter case (the exact server fields and `ACL` are read before). */
+const reservedNames = new Set(['objectid', 'createdat', 'updatedat', 'acl', 'classname']);
 
 /** Ids the server could have issued or imported; anything else cannot name a stored object. */
 const plausibleId = /^[A-Za-z0-9_-]{1,64}$/;
@@ -22,27 +29,33 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Refuses a class name that is neither a user class name nor a built-in class (103, the hosted text). */
 export function checkClassName(className: string): void {
-  if (!classNamePattern.test(className) && !builtInClasses.has(className)) {
-    fail('invalidClassName', `Invalid class name '${className}'.`);
-  }
+  if (!classNamePattern.test(className) && !builtInClasses.has(className)) fail('invalidClassName');
+}
+
+/** The hosted service's refusal of a key, naming it. */
+export function invalidKey(key: string): never {
+  return fail('invalidKeyName', `${catalogue.invalidKeyName.message} The column is: '${key}'.`);
 }
 
 /** Splits "a.b.c" into its segments, refusing names the server cannot store or query. */
 export function fieldPath(key: string): string[] {
   const path = key.split('.');
-  if (!topLevelField.test(path[0]) || !path.slice(1).every((segment) => fieldSegment.test(segment))) {
-    fail('invalidKeyName', `Invalid key name '${key}'.`);
-  }
+  if (!path.every((segment) => fieldName.test(segment))) invalidKey(key);
   return path;
 }
 
-/** fieldPath of a key a write sets: a dotted key may not reach into objectId, createdAt, updatedAt or ACL. */
+/**
+ * fieldPath of a key a write sets: a dotted key may not reach into objectId, createdAt, updatedAt or
+ * ACL, and no key may be a reserved name in another letter case (`objectid`, `Acl`, `className`).
+ */
 export function writePath(key: string): string[] {
   const path = fieldPath(key);
   if (path.length > 1 && reservedRoots.has(path[0])) {
     fail('invalidKeyName', `Invalid key name '${key}': ${path[0]} cannot be written through a dotted key.`);
   }
+  if (reservedNames.has(path[0].toLowerCase())) invalidKey(key);
   return path;
 }
 
