@@ -224,3 +224,15 @@ test('mixed push: the same where picks the devices the makers get', async () => 
   const off = await master.put('/1.1/settings', { mixedPush: false });
   assert.equal(off.status, 200, off.text);
 });
+
+// A where the parser accepts must never fail in the database: a push is sent by workers in order of
+// push_time, so a push whose page query failed would be tried again forever and hold every later push.
+test('a where no installation can match ($size past any array) is sent to nobody, and later pushes still go', async () => {
+  for (const size of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
+    const where = { channels: { $size: size } };
+    const id = await push({ where });
+    assert.deepEqual(await reached(id), []);
+    assert.deepEqual(await found(where), []);
+  }
+  assert.deepEqual(await reached(await push({ where: { installationId: 'pw-3' } })), ['pw-3']);
+});

@@ -104,7 +104,9 @@ export const postgresDialect: SqlDialect = {
 
   jsonSize(path: string[], size: number): Sql {
     const x = field(path);
-    return sql`coalesce(jsonb_typeof(${x}) = 'array' AND jsonb_array_length(${x}) = ${size}, false)`;
+    // Bound as bigint: PostgreSQL would type the parameter integer and refuse a $size past 2^31 (a 500,
+    // and for a push a page query that fails each time it is tried).
+    return sql`coalesce(jsonb_typeof(${x}) = 'array' AND jsonb_array_length(${x}) = ${size}::bigint, false)`;
   },
 
   jsonContainsAll(path: string[], values: Json[]): Sql {
