@@ -3,48 +3,26 @@
 // then logs in through the API and the old one fails. Screenshots go to test/artifacts/.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { assertNoSecretsIn, knownPasswords, signUp } from './helpers/accounts.ts';
 import { address, startMailServer, type MailTestServer } from './helpers/mail.ts';
 import { linkIn, tokenOf } from './fakes/smtp-sink.ts';
-
-const chromiumPath = '/usr/bin/chromium';
-const artifacts = join('test', 'artifacts');
-// CI installs chromium (.ci/run); elsewhere a machine without it skips this file rather than failing.
-const skip = !existsSync(chromiumPath) && !process.env.CI ? `${chromiumPath} is not installed` : false;
+import { artifacts, launchChromium, skipBrowser as skip, type Browser } from './helpers/chromium.ts';
 
 let t: MailTestServer;
+let browser: Browser;
 let context: BrowserContext;
-let profile: string;
 const tokens: string[] = [];
 
 before(async () => {
   if (skip) return;
-  mkdirSync(artifacts, { recursive: true });
   t = await startMailServer();
-  profile = mkdtempSync(join(tmpdir(), 'roost-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    viewport: { width: 800, height: 720 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium({ width: 800, height: 720 });
+  context = browser.context;
 });
 after(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   if (t) assertNoSecretsIn(t.server.logs, tokens);
   await t?.close();
 });
