@@ -213,7 +213,7 @@ describe('transport', () => {
 
   test('an unknown route is 404 with a JSON body', async () => {
     const res = await server.client.get('/1.1/nothing-here');
-    assert.deepEqual([res.status, res.body], [404, { code: 404, error: 'Not found.' }]);
+    assert.deepEqual([res.status, res.body], [404, { code: 404, error: 'Not supported: Roost has no API GET /1.1/nothing-here.' }]);
   });
 
   test('GET /1.1/date returns the server time', async () => {

@@ -114,7 +114,8 @@ test('batch: saveAll, nested saves, fetchAll and destroyAll go through /1.1/batc
   const book = new AV.Object('Book').set({ title: 'Roost', author });
   await book.save();
   assert.ok(author.id);
-  const fetched = await new AV.Query('Book').include('author').get(book.id as string);
+  // Without include (not supported yet: README "Not supported (yet)"), the pointer carries the id.
+  const fetched = await new AV.Query('Book').get(book.id as string);
   assert.equal((fetched.get('author') as AV.Object).id, author.id);
 
   const copies = items.map((item) => AV.Object.createWithoutData('Item', item.id as string));

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
 import { isStatementTimeout, storeFault, type StoreFault } from '../storage/busy.ts';
+import { routeNotSupported } from './unsupported.ts';
 
 /** The one mapping of "the store cannot do it now" (src/storage/busy.ts) to 503 `unavailable`. */
 const faultMessages: Record<StoreFault, string> = {
@@ -58,8 +59,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unexpected error');
     reply.status(500).send({ code: 1, error: 'Internal server error.' });
   });
-  app.setNotFoundHandler((_request, reply) => {
-    const error = new ApiError('routeNotFound');
+  app.setNotFoundHandler((request, reply) => {
+    const error = routeNotSupported(request.method, request.url);
     reply.status(error.status).send(error.toBody());
   });
 }

@@ -3,6 +3,7 @@ import { parseKeys, parseLimit, parseOrder, parseSkip, parseWhereParam, type Pro
 import type { FindOptions } from '../objects/service.ts';
 import type { StoredObject, Where } from '../objects/types.ts';
 import { canRead, type Caller } from '../objects/acl.ts';
+import { refuseQueryParam } from '../objects/unsupported.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -28,6 +29,7 @@ export interface ListParams extends FindOptions {
 }
 
 export function listParams(query: Query): ListParams {
+  refuseQueryParam('include', param(query, 'include'));
   return {
     where: parseWhereParam(param(query, 'where')),
     order: parseOrder(param(query, 'order')),

@@ -2,6 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { Json, JsonObject } from './types.ts';
 import { checkJson, deepEqual, isObject, writePath } from './values.ts';
+import { refuseWriteOperation } from './unsupported.ts';
 
 export type Operation =
   | { kind: 'set'; path: string[]; value: Json }
@@ -42,6 +43,7 @@ function parseOperation(path: string[], spec: Record<string, unknown>): Operatio
       return { kind, path, value: value as number };
     }
     default:
+      refuseWriteOperation(spec.__op);
       return fail('incorrectType', `Unsupported operation '${String(spec.__op)}'.`);
   }
 }

@@ -1,6 +1,7 @@
 import { fail } from '../lib/errors.ts';
 import type { Json, OrderKey, Where } from './types.ts';
 import { parseRegex } from './regex.ts';
+import { refuseQueryOperator } from './unsupported.ts';
 import { checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
 
 const timeFields = new Set(['createdAt', 'updatedAt']);
@@ -110,6 +111,7 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
         items.push({ op: 'size', path, size: raw as number });
         break;
       default:
+        refuseQueryOperator(operator);
         fail('invalidQuery', `Unsupported query operator '${operator}'.`);
     }
   }
@@ -139,7 +141,11 @@ function parseNode(raw: unknown, depth: number): Where {
   for (const [key, value] of Object.entries(raw)) {
     if (key === '$or') items.push({ op: 'or', items: clauses(value, '$or', depth) });
     else if (key === '$and') items.push({ op: 'and', items: clauses(value, '$and', depth) });
-    else {
+    else if (key.startsWith('$')) {
+      // An operator where a field name goes ($relatedTo, $nor, …): named as one, not refused as a key (105).
+      refuseQueryOperator(key);
+      fail('invalidQuery', `Unsupported query operator '${key}'.`);
+    } else {
       const path = fieldPath(key);
       const isConstraint = isObject(value) && Object.keys(value).some((k) => k.startsWith('$'));
       items.push(isConstraint ? fieldConstraint(path, value as Record<string, unknown>) : equals(path, value));

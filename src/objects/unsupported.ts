@@ -1,0 +1,50 @@
+import { fail } from '../lib/errors.ts';
+import { table } from '../lib/lookup.ts';
+
+/**
+ * What the hosted service's clients send that Roost does not do yet (README "Not supported (yet)"):
+ * refused with an error naming it, never taken for a field name (105), silently ignored, or stored
+ * as plain data that would mean something else later.
+ */
+const queryOperators = table({
+  $inQuery: 'subqueries',
+  $notInQuery: 'subqueries',
+  $select: 'subqueries',
+  $dontSelect: 'subqueries',
+  $relatedTo: 'relations',
+  $nearSphere: 'geo queries',
+  $near: 'geo queries',
+  $within: 'geo queries',
+  $geoWithin: 'geo queries',
+  $geoIntersects: 'geo queries',
+  $box: 'geo queries',
+  $polygon: 'geo queries',
+  $centerSphere: 'geo queries',
+  $maxDistance: 'geo queries',
+  $maxDistanceInRadians: 'geo queries',
+  $maxDistanceInKilometers: 'geo queries',
+  $maxDistanceInMiles: 'geo queries',
+});
+
+const writeOperations = table({ AddRelation: 'relations', RemoveRelation: 'relations' });
+
+/** Query parameters Roost does not read yet; the value is what they do on the hosted service. */
+const queryParams = table({ include: 'include (pointers answered with their objects)' });
+
+/** Refuses a query operator of a feature Roost does not have yet (400 code 102, naming it). */
+export function refuseQueryOperator(operator: string): void {
+  const feature = queryOperators[operator];
+  if (feature) fail('queryNotSupported', `Not supported yet: ${operator} (${feature}).`);
+}
+
+/** Refuses an `__op` of a feature Roost does not have yet (400 code 1, naming it). */
+export function refuseWriteOperation(op: unknown): void {
+  const feature = typeof op === 'string' ? writeOperations[op] : undefined;
+  if (feature) fail('notSupported', `Not supported yet: ${op as string} (${feature}).`);
+}
+
+/** Refuses a query parameter Roost does not read yet, when it asks for something (400 code 102). */
+export function refuseQueryParam(name: string, value: string | undefined): void {
+  const feature = queryParams[name];
+  if (feature && value !== undefined && value !== '') fail('queryNotSupported', `Not supported yet: ${feature}.`);
+}

@@ -1,0 +1,137 @@
+// What Roost does not support fails clearly (issue #15 point 9; README "Not supported (yet)"): an API or a
+// query feature of the hosted service that Roost lacks answers an error naming it. Before: unknown routes
+// answered a bare 404 "Not found.", $relatedTo 105 "Invalid key name", include was ignored silently,
+// AddRelation was "Unsupported operation" (111) and _Role was stored as a plain class.
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/harness.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+describe('routes', () => {
+  test('an unknown route is 404 naming the method and the path', async () => {
+    const res = await server.client.get('/1.1/nothing-here');
+    assert.deepEqual([res.status, res.body], [404, { code: 404, error: 'Not supported: Roost has no API GET /1.1/nothing-here.' }]);
+    const patch = await server.client.request('PATCH', '/1.1/classes/Post/abc', { body: {} });
+    assert.deepEqual([patch.status, patch.body], [404, { code: 404, error: 'Not supported: Roost has no API PATCH /1.1/classes/….' }]);
+    const outside = await server.client.get('/nowhere?x=1');
+    assert.deepEqual([outside.status, outside.body], [404, { code: 404, error: 'Not supported: Roost has no API GET /nowhere.' }]);
+  });
+
+  test('the path is shown only up to its first segment after the version: no id or token echoed', async () => {
+    const res = await server.client.get('/1.1/nothing/secret-token-0123456789');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error, 'Not supported: Roost has no API GET /1.1/nothing/….');
+    const long = await server.client.get(`/1.1/${'x'.repeat(200)}`);
+    assert.equal(long.body.error, `Not supported: Roost has no API GET /1.1/${'x'.repeat(64)}….`);
+  });
+
+  test("the hosted service's APIs Roost lacks are named", async () => {
+    const cases: Array<[string, string, string]> = [
+      ['POST', '/1.1/functions/hello', 'Not supported yet: cloud functions (POST /1.1/functions/…).'],
+      ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
+      ['GET', '/1.1/cloudQuery?cql=select%20*%20from%20Post', 'Not supported yet: CQL (GET /1.1/cloudQuery).'],
+      ['GET', '/1.1/scan/classes/Post', 'Not supported yet: scan (GET /1.1/scan/…).'],
+      ['GET', '/1.1/schemas', 'Not supported yet: class schemas (GET /1.1/schemas).'],
+      ['POST', '/1.1/roles', 'Not supported yet: roles (POST /1.1/roles).'],
+      ['POST', '/1.1/fileTokens', 'Not supported yet: files (POST /1.1/fileTokens).'],
+      ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
+      ['POST', '/1.1/users/self/friendship/abc', 'Not supported yet: followers (POST /1.1/users/…).'],
+      ['GET', '/1.1/leaderboard/leaderboards/score', 'Not supported yet: leaderboards (GET /1.1/leaderboard/…).'],
+      ['GET', '/1.1/requestCaptcha', 'Not supported yet: captcha (GET /1.1/requestCaptcha).'],
+      ['GET', '/1.1/search/select?q=x', 'Not supported yet: app search (GET /1.1/search/…).'],
+    ];
+    for (const [method, path, error] of cases) {
+      const res = await server.client.request(method, path, method === 'GET' ? {} : { body: {} });
+      assert.deepEqual([res.status, res.body], [404, { code: 404, error }], `${method} ${path}`);
+    }
+  });
+
+  test('built-in classes of those features are refused whole, 400 code 1', async () => {
+    const cases: Array<[string, string, unknown, string]> = [
+      ['POST', '/1.1/classes/_Role', { name: 'Admin', ACL: { '*': { read: true } } }, 'roles (_Role)'],
+      ['GET', '/1.1/classes/_Role', undefined, 'roles (_Role)'],
+      ['GET', '/1.1/classes/_Role/abc', undefined, 'roles (_Role)'],
+      ['PUT', '/1.1/classes/_Role/abc', { name: 'x' }, 'roles (_Role)'],
+      ['DELETE', '/1.1/classes/_Role/abc', {}, 'roles (_Role)'],
+      ['POST', '/1.1/classes/_File', { name: 'a.txt' }, 'files (_File)'],
+      ['GET', '/1.1/classes/_Conversation', undefined, 'instant messaging (_Conversation)'],
+      ['GET', '/1.1/classes/_Status', undefined, 'status messages (_Status)'],
+      ['GET', '/1.1/classes/_Followee', undefined, 'followers (_Followee)'],
+    ];
+    for (const [method, path, body, feature] of cases) {
+      const res = await server.master.request(method, path, { body });
+      assert.deepEqual([res.status, res.body], [400, { code: 1, error: `Not supported yet: ${feature}.` }], `${method} ${path}`);
+    }
+    const batch = await server.client.post('/1.1/batch', { requests: [{ method: 'GET', path: '/1.1/classes/_Role' }] });
+    assert.deepEqual(batch.body, [{ error: { code: 1, error: 'Not supported yet: roles (_Role).' } }]);
+  });
+});
+
+describe('queries and writes', () => {
+  const where = (w: unknown) => server.client.get('/1.1/classes/Post', { query: { where: w } });
+
+  test('subqueries, relations and geo operators answer 400 code 102 naming the operator', async () => {
+    const subquery = { where: { a: 1 }, className: 'Other' };
+    const cases: Array<[unknown, string]> = [
+      [{ author: { $inQuery: subquery } }, 'Not supported yet: $inQuery (subqueries).'],
+      [{ author: { $notInQuery: subquery } }, 'Not supported yet: $notInQuery (subqueries).'],
+      [{ name: { $select: { query: subquery, key: 'name' } } }, 'Not supported yet: $select (subqueries).'],
+      [{ name: { $dontSelect: { query: subquery, key: 'name' } } }, 'Not supported yet: $dontSelect (subqueries).'],
+      [
+        { $relatedTo: { object: { __type: 'Pointer', className: 'Post', objectId: 'x' }, key: 'likes' } },
+        'Not supported yet: $relatedTo (relations).',
+      ],
+      [
+        { location: { $nearSphere: { __type: 'GeoPoint', latitude: 1, longitude: 2 }, $maxDistanceInKilometers: 5 } },
+        'Not supported yet: $nearSphere (geo queries).',
+      ],
+      [{ location: { $within: { $box: [] } } }, 'Not supported yet: $within (geo queries).'],
+      [{ location: { $geoWithin: { $centerSphere: [] } } }, 'Not supported yet: $geoWithin (geo queries).'],
+      [{ $or: [{ a: 1 }, { author: { $inQuery: subquery } }] }, 'Not supported yet: $inQuery (subqueries).'],
+    ];
+    for (const [w, error] of cases) {
+      const res = await where(w);
+      assert.deepEqual([res.status, res.body], [400, { code: 102, error }], JSON.stringify(w));
+    }
+  });
+
+  test('an operator where a key goes is named as an operator (102), not refused as a key name (105)', async () => {
+    const res = await where({ $nor: [{ a: 1 }] });
+    assert.deepEqual([res.status, res.body], [400, { code: 102, error: "Unsupported query operator '$nor'." }]);
+    const unknown = await where({ a: { $elemMatch: { b: 1 } } });
+    assert.deepEqual([unknown.status, unknown.body], [400, { code: 102, error: "Unsupported query operator '$elemMatch'." }]);
+  });
+
+  test('include answers 400 code 102, on a query and on a get; an empty include asks for nothing', async () => {
+    const created = await server.client.post('/1.1/classes/Post', { title: 't' });
+    const error = { code: 102, error: 'Not supported yet: include (pointers answered with their objects).' };
+    const query = await server.client.get('/1.1/classes/Post', { query: { include: 'author' } });
+    assert.deepEqual([query.status, query.body], [400, error]);
+    const get = await server.client.get(`/1.1/classes/Post/${created.body.objectId}`, { query: { include: 'author' } });
+    assert.deepEqual([get.status, get.body], [400, error]);
+    const empty = await server.client.get(`/1.1/classes/Post/${created.body.objectId}`, { query: { include: '' } });
+    assert.deepEqual([empty.status, empty.body.title], [200, 't']);
+  });
+
+  test('AddRelation and RemoveRelation answer 400 code 1 naming them; nothing is written', async () => {
+    const created = await server.client.post('/1.1/classes/Post', { title: 't' });
+    const pointer = { __type: 'Pointer', className: '_User', objectId: 'u1' };
+    for (const op of ['AddRelation', 'RemoveRelation']) {
+      const res = await server.client.put(`/1.1/classes/Post/${created.body.objectId}`, { title: 'changed', likes: { __op: op, objects: [pointer] } });
+      assert.deepEqual([res.status, res.body], [400, { code: 1, error: `Not supported yet: ${op} (relations).` }]);
+    }
+    const fresh = await server.client.post('/1.1/classes/Post', { likes: { __op: 'AddRelation', objects: [pointer] } });
+    assert.deepEqual([fresh.status, fresh.body.code], [400, 1]);
+    const got = await server.client.get(`/1.1/classes/Post/${created.body.objectId}`);
+    assert.deepEqual([got.body.title, got.body.likes], ['t', undefined]);
+    const other = await server.client.put(`/1.1/classes/Post/${created.body.objectId}`, { a: { __op: 'Mystery' } });
+    assert.deepEqual([other.status, other.body], [400, { code: 111, error: "Unsupported operation 'Mystery'." }]);
+  });
+});
