@@ -1,6 +1,7 @@
 // Get-by-id's fast paths answer as the general path does (issue #14: a fast path that stays has a named
 // seam and an equivalence test). SqliteStore.preparedGetById reads outside Kysely; Store.getObjectJson
-// hands on the stored text, which must be JSON.stringify's text of the fields getObject gives. Run on the
+// hands on the stored text, which must be JSON.stringify's text of the fields getObject gives;
+// PostgresStore coalesces lookups that arrive together (GetByIdBatcher). Run on the
 // database the run selects (test/storage/stores.ts), in-process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,7 +28,7 @@ const acls: Array<Acl | null> = [
 // null is the master key; six readers take a statement the SQLite store does not keep.
 const readerSets: Readers[] = [null, ['*'], ['*', 'u1'], ['*', 'u2', 'role:admin'], ['*', 'u0', 'u1', 'u2', 'u3', 'u5']];
 
-test('getObject and getObjectJson answer as SqlStore does, for every row, reader set and odd id', async () => {
+async function seedPaths(): Promise<Array<{ appId: string; className: string; objectId: string }>> {
   const appId = await freshApp(store());
   const now = Date.UTC(2024, 1, 29, 23, 59, 59, 999);
   const refs: Array<{ appId: string; className: string; objectId: string }> = [];
@@ -47,6 +48,11 @@ test('getObject and getObjectJson answer as SqlStore does, for every row, reader
     { appId, className: 'Other', objectId: refs[0].objectId },
     { appId: `${appId}x`, className: 'Paths', objectId: refs[0].objectId },
   );
+  return refs;
+}
+
+test('getObject and getObjectJson answer as SqlStore does, for every row, reader set and odd id', async () => {
+  const refs = await seedPaths();
   let seen = 0;
   for (const ref of refs) {
     for (const readers of readerSets) {
@@ -60,4 +66,21 @@ test('getObject and getObjectJson answer as SqlStore does, for every row, reader
   }
   // Each ACL is read by some reader sets and not by others: both answers were compared.
   assert.ok(seen > 0 && seen < refs.length * readerSets.length, String(seen));
+});
+
+test('lookups made together (one batch per class and reader set) answer as each made alone', async () => {
+  const refs = await seedPaths();
+  // Every ref with every reader set, twice (the same id twice in one batch), in one turn of the loop.
+  const asks = [...refs, ...refs].flatMap((ref) => readerSets.map((readers) => ({ ref, readers })));
+  const together = await Promise.all(asks.map(({ ref, readers }) => store().getObject(ref, readers)));
+  const togetherJson = await Promise.all(asks.map(({ ref, readers }) => store().getObjectJson(ref, readers)));
+  let seen = 0;
+  for (const [i, { ref, readers }] of asks.entries()) {
+    const general = await SqlStore.prototype.getObject.call(store() as SqlStore, ref, readers);
+    const label = `${ref.className}/${ref.objectId} readers ${JSON.stringify(readers)}`;
+    assert.deepEqual(together[i], general, label);
+    assert.deepEqual(togetherJson[i], general && { createdAt: general.createdAt, updatedAt: general.updatedAt, dataJson: JSON.stringify(general.data) }, label);
+    if (general) seen += 1;
+  }
+  assert.ok(seen > 0 && seen < asks.length, String(seen));
 });

@@ -152,10 +152,16 @@ export class SqlStore implements Store {
 
   async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
+    const [row] = await this.selectByIds(ref.appId, ref.className, [ref.objectId], readers);
+    return row ? fromRow(this.dialect, row) : null;
+  }
+
+  /** The rows among `ids` of one class that the readers may read (one statement, any order). */
+  protected async selectByIds(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<SelectedRow[]> {
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
-      AND ${this.readable(readers)}`.execute(this.db);
-    return rows[0] ? fromRow(this.dialect, rows[0]) : null;
+      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      AND o.id IN (${sql.join(ids.map((id) => sql`${id}`))}) AND ${this.readable(readers)}`.execute(this.db);
+    return rows;
   }
 
   async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
