@@ -187,7 +187,8 @@ test('the SDK flow: save with the app key, re-register, bind after login, unbind
   // After login: bound with the session, by objectId (with its own pointer) or by installationId.
   const bound = await carol.client.put(`/1.1/classes/_Installation/${id}`, { user: asCarol }, { query: { new: 'true' } });
   assert.equal(bound.status, 200, bound.text);
-  assert.deepEqual([bound.body.user, bound.body.installationId], [asCarol, 'sdk-dev']);
+  // new=true answers only the touched fields (reference §5).
+  assert.deepEqual(bound.body, { user: asCarol, updatedAt: bound.body.updatedAt, objectId: id });
   const resaved = await carol.client.post('/1.1/installations', { installationId: 'sdk-dev', deviceType: 'android', user: asCarol });
   assert.deepEqual([resaved.status, resaved.body.objectId], [200, id]);
   assert.deepEqual((await carol.client.get(`/1.1/installations/${id}`)).body.user, asCarol);
