@@ -1,22 +1,12 @@
 // The official JavaScript SDK (npm leancloud-storage) against the hosted answer shapes (issue #15 point 4):
 // fetchWhenSave on save and saveAll, includeACL on the default ACL, user updates, password and token calls.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
-import { initSdk } from './helpers/sdk.ts';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { sdkServer } from './helpers/sdk.ts';
 import { uniqueName } from './helpers/accounts.ts';
 
-let server: TestServer;
-
-before(async () => {
-  server = await startServer();
-  initSdk(server);
-});
-after(async () => {
-  await AV.User.logOut();
-  await server?.close();
-});
+const running = sdkServer();
 
 async function newUser(): Promise<AV.User> {
   const user = new AV.User();
@@ -35,7 +25,7 @@ test('fetchWhenSave: the touched fields come back at their server values, the ot
   assert.ok(counter.createdAt instanceof Date);
 
   // Another client moves n and changes label meanwhile.
-  const elsewhere = await server.client.put(`/1.1/classes/ShapeCounter/${counter.id}`, { n: { __op: 'Increment', amount: 5 }, label: 'six' });
+  const elsewhere = await running().client.put(`/1.1/classes/ShapeCounter/${counter.id}`, { n: { __op: 'Increment', amount: 5 }, label: 'six' });
   assert.equal(elsewhere.status, 200, elsewhere.text);
   const before = counter.updatedAt as Date;
   counter.increment('n', 1);
@@ -49,7 +39,7 @@ test('fetchWhenSave: the touched fields come back at their server values, the ot
   const other = new AV.Object('ShapeCounter');
   other.set({ n: 10 });
   await other.save();
-  await server.client.put(`/1.1/classes/ShapeCounter/${other.id}`, { n: { __op: 'Increment', amount: 10 } });
+  await running().client.put(`/1.1/classes/ShapeCounter/${other.id}`, { n: { __op: 'Increment', amount: 10 } });
   counter.increment('n', 1);
   other.increment('n', 1);
   await AV.Object.saveAll([counter, other], { fetchWhenSave: true });
@@ -72,7 +62,7 @@ test('includeACL: an object saved without an ACL has the public default, in a qu
 });
 
 test('includeACL: a class default set with the master key gives the creating user write access', async () => {
-  const settings = await server.master.put('/1.1/settings', {
+  const settings = await running().master.put('/1.1/settings', {
     classDefaultACL: { ShapeOwned: { '*': { read: true }, creator: { read: true, write: true } } },
   });
   assert.equal(settings.status, 200, settings.text);

@@ -1,4 +1,6 @@
+import { after, before } from 'node:test';
 import AV from 'leancloud-storage';
+import { startServer, type StartOptions, type TestServer } from './harness.ts';
 
 /** Points the official JavaScript SDK at a test server, keeping the server's own error messages. */
 export function initSdk(server: { appId: string; appKey: string; url: string; masterKey?: string }): void {
@@ -15,4 +17,24 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code: numb
     return error as { code: number; message: string };
   }
   throw new Error('expected the SDK call to fail');
+}
+
+/**
+ * A server for a file of SDK tests: started before them with the SDK pointed at it, stopped after them
+ * with the SDK's user logged out. The getter answers the server once the tests run.
+ */
+export function sdkServer(options?: StartOptions): () => TestServer {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startServer(options);
+    initSdk(server);
+  });
+  after(async () => {
+    await AV.User.logOut();
+    await server?.close();
+  });
+  return () => {
+    if (!server) throw new Error('the SDK test server is not running');
+    return server;
+  };
 }
