@@ -27,8 +27,6 @@ export const lockingAttempts = 7;
  * rules hold when several Roost processes share the database.
  */
 export interface AccountStore {
-  /** Inserts a `_User` object with its password hash and first session; uniqueness by index. */
-  insertUser(appId: string, user: StoredObject, secrets: { passwordHash: string; session: SessionSeal }): Promise<WriteOutcome>;
   findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null>;
   userBySession(appId: string, digest: string): Promise<StoredObject | null>;
   /**

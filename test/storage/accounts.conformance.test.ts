@@ -11,12 +11,12 @@ const store = useStore();
 async function newUser(appId: string, data: StoredObject['data'], hash = 'hash-1') {
   const user = objectOf('_User', data);
   const session = sessionSeal(unique('s'));
-  const outcome = await store().accounts.insertUser(appId, user, { passwordHash: hash, session });
+  const outcome = await store().identities.insertUser(appId, user, { passwordHash: hash, session });
   assert.deepEqual(outcome, { ok: true, object: user });
   return { user, session };
 }
 
-test('insertUser: stored with its hash and session; found by id, username, email and phone, never across applications', async () => {
+test('identities.insertUser (the one way users are created): stored with its hash and session; found by id, username, email and phone, never across applications', async () => {
   const appId = await freshApp(store());
   const { user, session } = await newUser(appId, { username: 'ann', email: 'ann@x.org', mobilePhoneNumber: '+8613900000001' });
   const expected = { user, passwordHash: 'hash-1', sessionCipher: session.cipher };
@@ -48,7 +48,7 @@ test('findUser and userBySession: missing users, other values, case and implausi
   assert.equal(await store().accounts.findUser(appId, { field: 'username', value: 'carol' }), null);
 });
 
-test('insertUser: username, email, phone, objectId unique per application; concurrent sign-ups of one name: one wins', async () => {
+test('identities.insertUser (the one way users are created): username, email, phone, objectId unique per application; concurrent sign-ups of one name: one wins', async () => {
   const appId = await freshApp(store());
   const { user } = await newUser(appId, { username: 'dan', email: 'dan@x.org', mobilePhoneNumber: '+8613900000002' });
   const cases: Array<[StoredObject, string]> = [
@@ -58,12 +58,12 @@ test('insertUser: username, email, phone, objectId unique per application; concu
     [{ ...objectOf('_User', { username: 'dan4' }), objectId: user.objectId }, 'objectId'],
   ];
   for (const [candidate, field] of cases) {
-    const outcome = await store().accounts.insertUser(appId, candidate, { passwordHash: 'h', session: sessionSeal(unique('s')) });
+    const outcome = await store().identities.insertUser(appId, candidate, { passwordHash: 'h', session: sessionSeal(unique('s')) });
     assert.deepEqual(outcome, { ok: false, reason: 'taken', field });
     assert.equal(await store().accounts.findUser(appId, { userId: candidate.objectId }).then((r) => r?.user.data.username), field === 'objectId' ? 'dan' : undefined);
   }
   const racers = Array.from({ length: 10 }, () => objectOf('_User', { username: 'race' }));
-  const outcomes = await Promise.all(racers.map((u) => store().accounts.insertUser(appId, u, { passwordHash: 'h', session: sessionSeal(unique('s')) })));
+  const outcomes = await Promise.all(racers.map((u) => store().identities.insertUser(appId, u, { passwordHash: 'h', session: sessionSeal(unique('s')) })));
   assert.equal(outcomes.filter((o) => o.ok).length, 1);
   for (const o of outcomes.filter((o) => !o.ok)) assert.deepEqual(o, { ok: false, reason: 'taken', field: 'username' });
   assert.equal((await newUser(await freshApp(store()), { username: 'dan' })).user.data.username, 'dan', 'another application');

@@ -47,7 +47,7 @@ test('importObjects: users with hashes, sessions and identities; an account anot
     [`anonymous/${bob.objectId}`, `qq/${ann.objectId}`, `weixin/${ann.objectId}`],
   );
   // The imported users are ordinary users: their unique values are taken for sign-ups.
-  assert.deepEqual(await store().accounts.insertUser(appId, objectOf('_User', { username: 'x', email: 'ann@x.org' }), { passwordHash: 'h', session: sessionSeal(unique('s')) }), {
+  assert.deepEqual(await store().identities.insertUser(appId, objectOf('_User', { username: 'x', email: 'ann@x.org' }), { passwordHash: 'h', session: sessionSeal(unique('s')) }), {
     ok: false,
     reason: 'taken',
     field: 'email',
@@ -61,7 +61,7 @@ test('importObjects: users with hashes, sessions and identities; an account anot
 test('importObjects: a record losing on a unique value is a conflict naming it; the rest of the batch is stored', async () => {
   const appId = await freshApp(store());
   const session = sessionSeal(unique('s'));
-  await store().accounts.insertUser(appId, objectOf('_User', { username: 'held', mobilePhoneNumber: '+8613900000009' }), { passwordHash: 'h', session });
+  await store().identities.insertUser(appId, objectOf('_User', { username: 'held', mobilePhoneNumber: '+8613900000009' }), { passwordHash: 'h', session });
   await store().insertObject(appId, objectOf('_Installation', { installationId: 'dev-held' }));
   const fine = objectOf('_User', { username: 'fine' });
   const statuses = await importBatch(appId, '_User', [

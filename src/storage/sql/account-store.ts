@@ -31,19 +31,6 @@ export class SqlAccountStore implements AccountStore {
     this.dialect = options.dialect;
   }
 
-  async insertUser(
-    appId: string,
-    user: StoredObject,
-    secrets: { passwordHash: string; session: SessionSeal },
-  ): Promise<WriteOutcome> {
-    try {
-      await insertRows(this.dialect, [toRow(appId, user, secrets)]).execute(this.db);
-      return { ok: true, object: user };
-    } catch (error) {
-      return takenOrThrow(this.dialect, error);
-    }
-  }
-
   async findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null> {
     // An id no server issued names no user; PostgreSQL would refuse some (a NUL byte) with an error.
     if ('userId' in lookup && !isPlausibleId(lookup.userId)) return null;

@@ -5,8 +5,8 @@ import type { ImportBatch, ImportRecord, ImportStatus, OpsStore, QueueDepth } fr
 import type { SqlDialect } from './dialect.ts';
 import { insertRows, promotedColumns, promotedFields, toRow, updateSet } from './object-row.ts';
 
-/** Rows per statement on SQLite, well inside its 32,766 bound parameters. */
-const sqliteRowsPerStatement = 1000;
+/** Rows per INSERT: well inside SQLite's 32,766 bound parameters (the smallest limit of the two). */
+const rowsPerStatement = 1000;
 
 /** The values of a row that a unique index holds, to tell which one a skipped row lost on. */
 export interface UniqueValues {
@@ -38,8 +38,8 @@ export class SqlOpsStore implements OpsStore {
     if (records.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       const inserted: string[] = [];
-      for (let start = 0; start < records.length; start += sqliteRowsPerStatement) {
-        inserted.push(...(await this.insertRecords(trx, appId, records.slice(start, start + sqliteRowsPerStatement))));
+      for (let start = 0; start < records.length; start += rowsPerStatement) {
+        inserted.push(...(await this.insertRecords(trx, appId, records.slice(start, start + rowsPerStatement))));
       }
       const objectIds = records.map((r) => r.object.objectId);
       const statuses = insertedStatuses(objectIds, inserted);
@@ -82,8 +82,8 @@ export class SqlOpsStore implements OpsStore {
     const wanted = batch.identities.filter((w) => statuses[w.record]?.kind === 'inserted');
     if (wanted.length === 0) return;
     const claimed = new Set<string>();
-    for (let start = 0; start < wanted.length; start += sqliteRowsPerStatement) {
-      const part = wanted.slice(start, start + sqliteRowsPerStatement);
+    for (let start = 0; start < wanted.length; start += rowsPerStatement) {
+      const part = wanted.slice(start, start + rowsPerStatement);
       const rows = part.map((w) => sql`(${appId}, ${w.platform}, ${w.uid}, ${objectIds[w.record]})`);
       const { rows: stored } = await sql<{ platform: string; uid: string; user_id: string }>`INSERT INTO auth_identities
           (app_id, platform, uid, user_id) VALUES ${sql.join(rows)} ON CONFLICT DO NOTHING RETURNING platform, uid, user_id`.execute(trx);
