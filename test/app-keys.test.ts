@@ -204,10 +204,13 @@ test('the same import run again reuses the application; other keys for a taken i
   assert.equal(summary.app, undefined, 'no application was created');
   assert.deepEqual(summary.files.map((f: { inserted: number; existing: number }) => [f.inserted, f.existing]), [[0, 3], [0, 1]]);
 
-  const [other, bad] = await Promise.all([
+  const [other, bad, noExport] = await Promise.all([
     roost('import', '--create-app', '--app-id', migrated.appId, '--master-key', hosted.masterKey, dir),
     roost('import', '--create-app', '--app-id', 'bad id', dir),
+    roost('import', '--create-app', '--app-id', 'no-export', join(dir, 'missing')),
   ]);
+  assert.deepEqual([noExport.code, noExport.stderr], [1, `roost: ENOENT: no such file or directory, stat '${join(dir, 'missing')}'\n`]);
+  assert.equal(await server.store.getApp('no-export'), null, 'no application for an export that cannot be read');
   assert.deepEqual([other.code, other.stdout, other.stderr], [1, '', `roost: an application with id ${migrated.appId} already exists with other keys\n`]);
   assert.deepEqual([bad.code, bad.stderr], [1, 'roost: cannot create the application: the application id must be 1 to 64 letters, digits, "-" or "_"\n']);
   // The application's keys are as they were.

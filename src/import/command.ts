@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../config.ts';
 import { systemClock } from '../lib/clock.ts';
 import { availableParallelism } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { openStore } from '../storage/open.ts';
 import type { Store } from '../storage/store.ts';
 import { AppRegistry, type AppKeys } from '../apps/registry.ts';
@@ -49,6 +50,8 @@ export async function importCommand(args: string[], config: Config, usage: (mess
   // Parse threads: one per core by default (at most 4); the database takes the rest of the machine.
   const workers = values.workers === undefined ? Math.min(4, availableParallelism()) : Number(values.workers);
   if (!(Number.isInteger(workers) && workers >= 0 && workers <= 16)) usage('--workers wants a whole number from 0 to 16');
+  // An export that cannot be read fails (the CLI's one line, exit 1) before an application is created for it.
+  await stat(positionals[0]);
   const store = await openStore(config);
   try {
     const target = createApp ? await createTarget(store, values.name, given) : await existingTarget(store, given.appId!);
