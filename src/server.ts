@@ -56,6 +56,10 @@ export interface Services {
   push: PushService;
 }
 
+/**
+ * Every header an SDK sends from a browser: the JS SDK's X-LC-* (dist/av.js setHeaders), Roost's X-SVC-*,
+ * and the X-AVOSCloud-* family of older SDKs and hand-written clients (LeanEngine allowed the same list).
+ */
 const allowedHeaders = [
   'Content-Type',
   'X-LC-Id',
@@ -69,6 +73,15 @@ const allowedHeaders = [
   'X-SVC-Key',
   'X-SVC-Sign',
   'X-SVC-Session',
+  'X-AVOSCloud-Application-Id',
+  'X-AVOSCloud-Application-Key',
+  'X-AVOSCloud-Application-Production',
+  'X-AVOSCloud-Client-Version',
+  'X-AVOSCloud-Master-Key',
+  'X-AVOSCloud-Request-Sign',
+  'X-AVOSCloud-Session-Token',
+  'X-AVOSCloud-Super-Key',
+  'X-Requested-With',
 ];
 
 /** Path segments after these are secrets (mail tokens) and never reach a log line. */
@@ -200,10 +213,11 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   registerHealthRoutes(app, { store });
+  // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
+  registerDateRoute(app, { clock });
   registerMetricsRoutes(app, { metrics, token: config.metricsToken });
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
-    registerDateRoute(api, { clock });
     registerSettingsRoutes(api, { registry });
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
     registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts), _Installation: installations, ...unsupportedClassHandlers() } });
