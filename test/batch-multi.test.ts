@@ -214,6 +214,20 @@ describe('POST /1.1/batch/save (Java SDK, Objective-C SDK)', () => {
     assert.deepEqual([allowed.status, Object.keys(allowed.body)], [200, [id]]);
   });
 
+  test("client-chosen names stay data: an __internalId or a child key '__proto__'", async () => {
+    const res = await server.client.post('/1.1/batch/save', {
+      requests: [{ method: 'POST', path: '/1.1/classes/SaveProto', body: { v: 1, __internalId: '__proto__' } }],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(Object.keys(res.body), ['__proto__']);
+    assert.match(res.body.__proto__.objectId, /^[0-9a-f]{24}$/);
+    const child = await server.client.post('/1.1/batch/save', {
+      requests: [{ method: 'POST', path: '/1.1/classes/SaveProto', body: { __children: [{ className: 'SaveProto', cid: 'x', key: '__proto__' }] } }],
+    });
+    assert.deepEqual([child.status, child.body.code], [400, 107]); // as any body with a '__proto__' key
+    assert.equal(await countOf('SaveProto'), 1);
+  });
+
   test('a malformed body is 400 code 107', async () => {
     const bodies = [
       {},

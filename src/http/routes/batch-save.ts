@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
+import { dictionary } from '../../lib/lookup.ts';
 import { isObject } from '../../objects/values.ts';
 import { parseRequests, subRequestRunner, type SubRequest } from './batch.ts';
 
@@ -51,9 +52,10 @@ export function registerBatchSaveRoute(app: FastifyInstance): void {
     const subRequests = parseRequests(request.body);
     const run = subRequestRunner(app, request);
     const created = new Map<string, string>();
-    const answer: Record<string, Answer> = {};
+    // Keys come from the client (`__internalId`): a table without a prototype keeps '__proto__' an entry.
+    const answer = dictionary<Answer>();
     for (const [index, sub] of subRequests.entries()) {
-      const body = isObject(sub.body) ? { ...sub.body } : sub.body;
+      const body = isObject(sub.body) ? dictionary(sub.body) : sub.body;
       const internalId = isObject(body) && typeof body.__internalId === 'string' ? body.__internalId : null;
       if (isObject(body)) linkChildren(body, created, index);
       const routed = target(sub, internalId, created);
