@@ -111,6 +111,14 @@ describe('the default ACL', () => {
     assert.equal((await other.client.put(`/1.1/classes/ShapeDefault/${id}`, { n: 2 })).status, 200);
   });
 
+  test('an object stored without an ACL (an import) shows the public default with returnACL', async () => {
+    const now = Date.now();
+    const object = { className: 'ShapeImported', objectId: 'imported-no-acl', createdAt: now, updatedAt: now, acl: null, data: { a: 1 } };
+    assert.equal((await server.store.insertObject(server.appId, object)).ok, true);
+    const read = await server.client.get('/1.1/classes/ShapeImported/imported-no-acl', { query: { returnACL: 'true' } });
+    assert.deepEqual(read.body.ACL, everyone);
+  });
+
   test('a user gets public read and its own write; an installation the class default', async () => {
     const ann = await signUp(server.client);
     const user = await server.master.get(`/1.1/users/${ann.objectId}`, { query: { returnACL: 'true' } });

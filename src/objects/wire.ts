@@ -62,7 +62,8 @@ export function toWire(object: StoredObject, options: WireOptions = {}): JsonObj
   out.objectId = object.objectId;
   out.createdAt = createdAt;
   out.updatedAt = object.updatedAt === object.createdAt ? createdAt : isoDate(object.updatedAt);
-  if (options.returnAcl && object.acl) out.ACL = object.acl;
+  // An object stored without an ACL (imported so) is public, which is what the default ACL says.
+  if (options.returnAcl) out.ACL = object.acl ?? { '*': { read: true, write: true } };
   return out;
 }
 
