@@ -5,6 +5,7 @@
 // the query's own answer.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql, type Kysely } from 'kysely';
 import { startServer, ManualClock, type TestServer } from './helpers/harness.ts';
 import { KeyClient } from './helpers/mail.ts';
 import { ChannelClient } from '../src/push/channel/client.ts';
@@ -235,4 +236,23 @@ test('a where no installation can match ($size past any array) is sent to nobody
     assert.deepEqual(await found(where), []);
   }
   assert.deepEqual(await reached(await push({ where: { installationId: 'pw-3' } })), ['pw-3']);
+});
+
+test('a push whose stored selector this version cannot run is closed with the error, and the pushes after it still go', async () => {
+  const at = (minutes: number) => new Date(clock.now() + minutes * 60_000).toISOString();
+  const broken = await push({ where: { installationId: 'pw-1' }, push_time: at(2) });
+  const next = await push({ where: { installationId: 'pw-2' }, push_time: at(3) });
+  // As a record written by a version whose where tree this one does not know.
+  const db = (server.store as unknown as { db: Kysely<any> }).db;
+  await sql`UPDATE push_notifications SET selector = '{"op":"within","path":["n"]}' WHERE id = ${broken}`.execute(db);
+  clock.advance(4 * 60_000);
+  assert.deepEqual(await reached(next), ['pw-2']);
+  const record = await master.get(`/1.1/notifications/${broken}`);
+  assert.equal(record.body.status, 'done');
+  assert.equal(record.body.devices, 0);
+  const reasons = Object.keys(record.body.errorDetails);
+  assert.equal(reasons.length, 1);
+  assert.equal(reasons[0], 'the installations could not be selected: Unknown where node "within".');
+  assert.equal(devices.get('pw-1')!.received.has(broken), false);
+  assert.ok(server.logs.some((line) => line.includes('selecting the installations failed') && line.includes(broken)));
 });

@@ -136,6 +136,8 @@ export class FanoutWorker {
     if (claimed) {
       if (claimed.kind === 'expired') {
         this.logger.info({ notificationId: claimed.job.notificationId }, 'push expired before it was sent');
+      } else if (claimed.kind === 'failed') {
+        this.logger.error({ err: claimed.error, notificationId: claimed.job.notificationId }, 'push fan-out: selecting the installations failed; the push was closed');
       } else if (claimed.kind === 'page') {
         const { page } = claimed;
         this.track(page.notificationId, page.seq, () => this.store.fillPage(page, { now: this.clock.now(), route }));

@@ -27,7 +27,13 @@ export type ClaimedPage =
   /** The job had no installations left to page: it is fully paged without a new page. */
   | { kind: 'paged'; job: JobView }
   /** The job expired before it was fully paged; it was closed. */
-  | { kind: 'expired'; job: JobView };
+  | { kind: 'expired'; job: JobView }
+  /**
+   * Selecting the job's installations failed, and not for want of the database (a where the database
+   * refuses, a stored selector this version cannot read): the job was closed with the error counted in
+   * its record, since trying it again would fail again and hold every job behind it. `error` is for the log.
+   */
+  | { kind: 'failed'; job: JobView; error: unknown };
 
 /** Delivery receipts a maker posted for one notification (SPEC §6), keyed by the notification id only. */
 export interface ReceiptUpdate {

@@ -76,6 +76,8 @@ async function finishAll(works: PageWork[], now: number): Promise<void> {
   }
 }
 
+const jobViewOf = (p: NewPush) => ({ appId: p.appId, notificationId: p.objectId, createdAt: p.createdAt, expiresAt: p.expiresAt, content: p.content });
+
 const statusOf = async (appId: string, id: string) => (await push().getNotification(appId, id))?.status;
 
 test('createPush, getNotification, listNotifications (newest first, skip and limit, per application), deleteNotification', async () => {
@@ -197,6 +199,25 @@ test('claimPage: an expired job is closed unsent; a job with no installation is 
   });
   assert.equal(await statusOf(expiring, expired.objectId), 'expired');
   assert.equal(await push().claimPage({ now: t + 100, pageSize: 10, leaseMs }), null);
+});
+
+test('claimPage: a job whose installations cannot be selected is closed with the error; the next job is claimed', async () => {
+  const t = era();
+  const appId = await freshApp(store());
+  await installations(appId, 2);
+  // A selector this version cannot compile (as one written by another version would be).
+  const broken = newPush(appId, t, { selector: { op: 'within', path: ['n'] } as unknown as Where });
+  const next = newPush(appId, t + 1);
+  for (const p of [broken, next]) await push().createPush(p);
+  const claimed = await push().claimPage({ now: t + 100, pageSize: 10, leaseMs });
+  assert.deepEqual(claimed?.kind === 'failed' ? claimed.job : claimed, jobViewOf(broken));
+  assert.equal(await statusOf(appId, broken.objectId), 'done');
+  const record = await push().getNotification(appId, broken.objectId);
+  assert.deepEqual(Object.keys(record!.counts), ['error:the installations could not be selected: Unknown where node "within".']);
+  const works = await claimAndFill(t + 100);
+  assert.deepEqual(works.map((w) => [w.job.notificationId, w.channel.length]), [[next.objectId, 2]]);
+  await finishAll(works, t + 100);
+  assert.equal(await statusOf(appId, next.objectId), 'done');
 });
 
 test('fillPage: routes the page’s installations that the selector picks, with the app’s mixedPush as it is now; once', async () => {

@@ -3,6 +3,7 @@ import type { Where } from '../../objects/types.ts';
 import type { ClaimedPage, PageClaim } from '../push-store.ts';
 import type { PageResult, PageWork, RoutePage, TargetDevice, VendorTarget } from '../../push/types.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
+import { storeFault } from '../busy.ts';
 import { compileWhere } from './where.ts';
 import { addCounts, chunks, insertChunk, jobOf, relaxedCommit, type NotificationRow } from './push-common.ts';
 
@@ -32,6 +33,35 @@ export class SqlPushPages {
   }
 
   async claimPage(options: { now: number; pageSize: number; leaseMs: number }): Promise<ClaimedPage | null> {
+    let due: NotificationRow | null = null;
+    try {
+      return await this.claimIn(options, (row) => (due = row));
+    } catch (error) {
+      // A database that is away or busy fails every job alike: the worker tries again later. Anything else is
+      // this job's own (its where, its stored selector): it would fail at every try, and since jobs are claimed
+      // in push_time order it would hold every push behind it.
+      if (due === null || storeFault(error) !== null) throw error;
+      return this.closeFailed(due, options.now, error);
+    }
+  }
+
+  private async closeFailed(row: NotificationRow, now: number, error: unknown): Promise<ClaimedPage> {
+    const reason = `the installations could not be selected: ${error instanceof Error ? error.message : String(error)}`;
+    await this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql`UPDATE push_notifications SET paged = 1, status = 'sending', updated_at = ${now}
+        WHERE app_id = ${row.app_id} AND id = ${row.id} AND paged = 0 RETURNING id`.execute(trx);
+      // Another worker may have closed it first.
+      if (rows.length === 0) return;
+      await addCounts(trx, row.app_id, row.id, { [`error:${reason.slice(0, 200)}`]: 1 });
+      await this.closeIfDelivered(trx, row.app_id, row.id, now);
+    });
+    return { kind: 'failed', job: jobOf(row), error };
+  }
+
+  private claimIn(
+    options: { now: number; pageSize: number; leaseMs: number },
+    claiming: (row: NotificationRow) => void,
+  ): Promise<ClaimedPage | null> {
     const { now, pageSize, leaseMs } = options;
     return this.db.transaction().execute(async (trx): Promise<ClaimedPage | null> => {
       // Nothing is sent on the strength of a claim: the fill's commit waits for the WAL, which holds this one.
@@ -40,6 +70,7 @@ export class SqlPushPages {
         WHERE paged = 0 AND push_time <= ${now} ORDER BY push_time, id LIMIT 1 ${this.dialect.rowLockSkipLocked}`.execute(trx);
       const row = rows[0];
       if (!row) return null;
+      claiming(row);
       const job = jobOf(row);
       const key = sql`app_id = ${row.app_id} AND id = ${row.id}`;
       if (job.expiresAt !== null && job.expiresAt <= now) {

@@ -113,6 +113,10 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
         return dialect.jsonSize(node.path, node.size);
       case 'all':
         return node.values.length === 0 ? sql`1=0` : dialect.jsonContainsAll(node.path, node.values);
+      default:
+        // A tree stored by another version (a push's selector) may hold a node this one does not know: it must
+        // fail, not become a bound undefined that selects something else.
+        throw new Error(`Unknown where node ${JSON.stringify((node as { op?: unknown }).op)}.`);
     }
   };
 
