@@ -100,3 +100,21 @@ test('saveAll with a missing object fails with code 1 while the other objects ar
   const reread = await new AV.Query('BulkPartial').get(real.id as string);
   assert.equal(reread.get('v'), 2);
 });
+
+test('what Roost lacks fails through the SDK with an error naming it (README "Not supported (yet)")', async () => {
+  const cloud = await rejection(AV.Cloud.run('hello', {}));
+  assert.deepEqual([cloud.code, cloud.message], [404, 'Not supported yet: cloud functions (POST /1.1/functions/…).']);
+  const include = await rejection(new AV.Query('Bulk').include('author').find());
+  assert.deepEqual([include.code, include.message], [102, 'Not supported yet: include (pointers answered with their objects).']);
+  const near = await rejection(new AV.Query('Bulk').near('where', new AV.GeoPoint(30, 120)).find());
+  assert.deepEqual([near.code, near.message], [102, 'Not supported yet: $nearSphere (geo queries).']);
+  const acl = new AV.ACL();
+  acl.setPublicReadAccess(true);
+  const role = await rejection(new AV.Role('Admin', acl).save());
+  assert.deepEqual([role.code, role.message], [1, 'Not supported yet: roles (_Role).']);
+  const post = new AV.Object('BulkRelation');
+  await post.save();
+  post.relation('likes').add(AV.Object.createWithoutData('BulkRelation', post.id as string));
+  const relation = await rejection(post.save());
+  assert.deepEqual([relation.code, relation.message], [1, 'Not supported yet: AddRelation (relations).']);
+});
