@@ -69,7 +69,7 @@ test('identities.insertUser (the one way users are created): username, email, ph
   assert.equal((await newUser(await freshApp(store()), { username: 'dan' })).user.data.username, 'dan', 'another application');
 });
 
-test('setSession: the new session replaces the old at once; false for a missing user', async () => {
+test('setSession: the new session replaces the old at once, with updatedAt when given; false for a missing user', async () => {
   const appId = await freshApp(store());
   const { user, session } = await newUser(appId, { username: 'eve' });
   const next = sessionSeal(unique('s'));
@@ -77,11 +77,16 @@ test('setSession: the new session replaces the old at once; false for a missing 
   assert.equal(await store().accounts.userBySession(appId, session.digest), null);
   assert.deepEqual(await store().accounts.userBySession(appId, next.digest), user);
   assert.equal((await store().accounts.findUser(appId, { userId: user.objectId }))?.sessionCipher, next.cipher);
+  // With updatedAt (refreshSessionToken) the user's updatedAt moves too; nothing else of it changes.
+  const refreshed = sessionSeal(unique('s'));
+  const updatedAt = user.updatedAt + 1000;
+  assert.equal(await store().accounts.setSession(appId, user.objectId, refreshed, updatedAt), true);
+  assert.deepEqual(await store().accounts.userBySession(appId, refreshed.digest), { ...user, updatedAt });
   assert.equal(await store().accounts.setSession(appId, 'missing', sessionSeal(unique('s'))), false);
   assert.equal(await store().accounts.setSession(await freshApp(store()), user.objectId, sessionSeal(unique('s'))), false);
   // A user deleted through the object verbs has no session left.
   assert.ok((await store().deleteObject({ appId, className: '_User', objectId: user.objectId }, () => null)).ok);
-  assert.equal(await store().accounts.userBySession(appId, next.digest), null);
+  assert.equal(await store().accounts.userBySession(appId, refreshed.digest), null);
   assert.equal(await store().accounts.setSession(appId, user.objectId, sessionSeal(unique('s'))), false);
 });
 
