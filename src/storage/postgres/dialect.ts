@@ -62,6 +62,16 @@ export const postgresDialect: SqlDialect = {
     return sql`(o.data @> ${docs[0]}::jsonb OR o.data @> ${docs[1]}::jsonb)`;
   },
 
+  jsonEqualsBranches(path, value) {
+    const inArray = nested(path, [value]);
+    if (inArray === null) return null;
+    const x = field(path);
+    // The array side twice: as a range of the declared index (jsonb's order puts every non-empty array
+    // after true and before {}; on a field that holds no arrays it is empty) and as containment, which
+    // the GIN index serves on fields that do; the planner takes the cheaper.
+    return [sql`${x} = ${JSON.stringify(value)}::jsonb`, sql`(${x} > 'true'::jsonb AND ${x} < '{}'::jsonb AND o.data @> ${inArray}::jsonb)`];
+  },
+
   jsonIn(path: string[], values: Json[]): Sql {
     const x = field(path);
     // As jsonEquals, each kind of value with the whole list bound as one jsonb[] parameter.

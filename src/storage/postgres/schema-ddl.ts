@@ -8,7 +8,7 @@ const migrationLockKey = '8245931984403917159';
 /**
  * Declared indexes are partial (the class's rows only), built CONCURRENTLY so writes go on, with keys
  * as the where compiler spells them (data #> '{path}') in jsonOrder's NULLS placement, so ORDER BY
- * reads them either way.
+ * reads them either way; a non-unique one ends with the default order (created_at, id).
  */
 export const postgresClassIndexes: ClassIndexDdl = {
   create(indexName, appId, className, keys, unique) {
@@ -16,6 +16,8 @@ export const postgresClassIndexes: ClassIndexDdl = {
       const array = `{${key.path.map((segment) => `"${segment}"`).join(',')}}`;
       return `(data #> ${quoteLiteral(array)}::text[]) ${key.descending ? 'DESC NULLS LAST' : 'NULLS FIRST'}`;
     });
+    // The default order last, so an equality on the keys reads its rows already in that order (findStatement).
+    if (!unique) columns.push('created_at', 'id');
     return `${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} CONCURRENTLY "${indexName}" ON objects (${columns.join(', ')})
       WHERE app_id = ${quoteLiteral(appId)} AND class_name = ${quoteLiteral(className)}`;
   },

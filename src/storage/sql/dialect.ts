@@ -36,6 +36,12 @@ export interface SqlDialect {
   underMigrationLock(connection: Kysely<any>, work: () => Promise<void>): Promise<void>;
   /** A JSON field of o.data equals the value or, being an array, contains it. */
   jsonEquals(path: string[], value: Json): Sql;
+  /**
+   * jsonEquals of a scalar as two disjoint conditions, [the field is the scalar, the field is an array
+   * holding it], each of which an index reads in the query's order (a declared index on the field; the
+   * whole-document index); null where the database has no such indexes for both (findStatement).
+   */
+  jsonEqualsBranches(path: string[], value: string | number | boolean): [Sql, Sql] | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */

@@ -15,7 +15,7 @@ import type {
 } from '../../objects/types.ts';
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { compileOrder, compileWhere } from './where.ts';
+import { compileWhere, findStatement } from './where.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -170,11 +170,8 @@ export class SqlStore implements Store {
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
-    const d = this.dialect;
-    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
-      AND ${compileWhere(d, className, query.where)} AND ${this.readable(query.readers)}
-      ORDER BY ${compileOrder(d, className, query.order)} LIMIT ${query.limit} OFFSET ${query.skip}`.execute(this.db);
+    const from = { appId, className, select: objectSelect, readable: this.readable(query.readers) };
+    const { rows } = await sql<SelectedRow>`${findStatement(this.dialect, from, query)}`.execute(this.db);
     return rows.map((row) => fromRow(this.dialect, row));
   }
 

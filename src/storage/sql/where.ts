@@ -142,4 +142,52 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
   return sql.join(keys, sql`, `);
 }
 
+/**
+ * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
+ * field, as the dialect's two branches, each with the rest of the where.
+ */
+function equalitySplit(dialect: SqlDialect, className: string, where: Where): [Sql, Sql] | null {
+  const conjuncts = where.op === 'and' ? where.items : [where];
+  for (const node of conjuncts) {
+    if (node.op !== 'eq' || columnFor(className, node.path) || node.value === null || typeof node.value === 'object') continue;
+    const branches = dialect.jsonEqualsBranches(node.path, node.value);
+    if (branches === null) continue;
+    const rest = compileWhere(dialect, className, { op: 'and', items: conjuncts.filter((other) => other !== node) });
+    return [sql`${branches[0]} AND ${rest}`, sql`${branches[1]} AND ${rest}`];
+  }
+  return null;
+}
+
+/** The order reads only columns of objectSelect (the union's outer ORDER BY sees nothing else). */
+function orderOnSelected(className: string, order: OrderKey[]): boolean {
+  return order.every((key) => {
+    const column = columnFor(className, key.path);
+    return column === null || column.kind === 'time' || key.path[0] === 'objectId';
+  });
+}
+
+/**
+ * The statement of a page of a class: `select` (objectSelect) of the rows `where` and `readable` keep,
+ * in `order`. An equality on a field is "holds the value, or is an array holding it", which no single
+ * ordered index answers; where the dialect splits it (jsonEqualsBranches), each side reads its own index
+ * in order up to skip + limit rows, and the page is taken from their union: a page of an indexed
+ * equality reads about `limit` rows however large the class (bench/RESULTS.md, "Objects").
+ * test/query-split.test.ts holds its pages to the unsplit statement's.
+ */
+export function findStatement(
+  dialect: SqlDialect,
+  from: { appId: string; className: string; select: Sql; readable: Sql },
+  query: { where: Where; order: OrderKey[]; limit: number; skip: number },
+): Sql {
+  const { appId, className, select, readable } = from;
+  const order = compileOrder(dialect, className, query.order);
+  const rows = (condition: Sql) => sql`SELECT ${select} FROM objects o
+    WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
+  const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, className, query.where) : null;
+  if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
+  const top = query.limit + query.skip;
+  return sql`SELECT * FROM ((${rows(split[0])} ORDER BY ${order} LIMIT ${top}) UNION ALL (${rows(split[1])} ORDER BY ${order} LIMIT ${top})) o
+    ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
+}
+
 export { operators as comparisonOperators };
