@@ -269,7 +269,14 @@ describe('status codes', () => {
     const flag = await ann.client.put(`/1.1/users/${ann.objectId}`, { emailVerified: true });
     assert.equal(flag.status, 403);
     assert.equal(flag.body.code, 119);
+    // Class permissions, in the hosted words: installations are found and deleted with the master key only,
+    // users found unless userQueryPermission is on.
     const devices = await server.client.get('/1.1/installations');
-    assert.deepEqual([devices.status, devices.body], [403, { code: 403, error: 'Forbidden: this operation needs the master key.' }]);
+    assert.deepEqual([devices.status, devices.body], [403, { code: 403, error: 'Forbidden to find by class permissions.' }]);
+    const device = await server.client.post('/1.1/installations', { installationId: uniqueName('dev'), deviceType: 'ios' });
+    const removed = await server.client.delete(`/1.1/classes/_Installation/${device.body.objectId}`);
+    assert.deepEqual([removed.status, removed.body], [403, { code: 403, error: 'Forbidden to delete by class permissions.' }]);
+    const users = await ann.client.get('/1.1/users');
+    assert.deepEqual([users.status, users.body], [403, { code: 403, error: 'Forbidden to find by class permissions.' }]);
   });
 });

@@ -270,7 +270,8 @@ export class AccountService {
   private checkQueryPermission(caller: AccountCaller, where: Where, order: OrderKey[] = []): void {
     if (caller.master) return;
     if (!mergeSettings(caller.app.settings).userQueryPermission) {
-      fail('forbidden', 'Querying users needs the master key unless the userQueryPermission setting is on.');
+      // The hosted words for a class permission; here the setting userQueryPermission (README "Settings").
+      fail('forbidden', 'Forbidden to find by class permissions.');
     }
     // authData is never shown to other users, so it must not be probed through a filter or an order either.
     const paths = [...wherePaths(where), ...order.map((key) => key.path)];

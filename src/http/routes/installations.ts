@@ -3,12 +3,17 @@ import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/service.ts';
 import { toWire, touchedFields } from '../../objects/wire.ts';
 import { installationClass, type InstallationService } from '../../push/installations.ts';
-import { requireMaster } from '../context.ts';
+import { ApiError } from '../../lib/errors.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
 import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
 
 interface ObjectParams {
   objectId: string;
+}
+
+/** The hosted service's default class permissions of `_Installation`: find and delete with the master key only. */
+function byClassPermission(request: FastifyRequest, action: 'find' | 'delete'): void {
+  if (!request.ctx.master) throw new ApiError('forbidden', `Forbidden to ${action} by class permissions.`);
 }
 
 /**
@@ -44,11 +49,11 @@ export function installationHandlers(options: { objects: ObjectService; installa
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
     async remove(request, reply, className, objectId) {
-      requireMaster(request);
+      byClassPermission(request, 'delete');
       return generic.remove(request, reply, className, objectId);
     },
     async find(request, reply, className) {
-      requireMaster(request);
+      byClassPermission(request, 'find');
       return generic.find(request, reply, className);
     },
   };
