@@ -186,7 +186,9 @@ export function findStatement(
   const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, className, query.where) : null;
   if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
   const top = query.limit + query.skip;
-  return sql`SELECT * FROM ((${rows(split[0])} ORDER BY ${order} LIMIT ${top}) UNION ALL (${rows(split[1])} ORDER BY ${order} LIMIT ${top})) o
+  // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
+  const side = (condition: Sql) => sql`SELECT * FROM (${rows(condition)} ORDER BY ${order} LIMIT ${top})`;
+  return sql`SELECT * FROM (${side(split[0])} a UNION ALL ${side(split[1])} b) o
     ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
 }
 

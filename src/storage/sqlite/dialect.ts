@@ -84,8 +84,18 @@ export const sqliteDialect: SqlDialect = {
       ELSE 0 END)`;
   },
 
-  // An array field's elements have no index on SQLite: the array side would read the whole class.
-  jsonEqualsBranches: () => null,
+  jsonEqualsBranches(path, value) {
+    const p = pathLiteral(path);
+    const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
+    const bound = bindable(value);
+    // An array's json_extract is its text, '[' first: a range of a declared index that holds no scalar
+    // of the types compared, and nothing at all on a field that holds no arrays.
+    return [
+      sql`(${extract(path)} = ${bound} AND json_type(o.data, ${p}) IN (${types}))`,
+      sql`(${extract(path)} >= '[' AND ${extract(path)} < '\\' AND json_type(o.data, ${p}) = 'array'
+        AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound}))`,
+    ];
+  },
 
   jsonIn(path: string[], values: Json[]): Sql {
     const p = pathLiteral(path);

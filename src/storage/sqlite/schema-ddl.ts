@@ -15,6 +15,8 @@ export const sqliteClassIndexes: ClassIndexDdl = {
       const path = '$' + key.path.map((segment) => `."${segment}"`).join('');
       return `json_extract(data, ${quoteLiteral(path)})${key.descending ? ' DESC' : ''}`;
     });
+    // The default order last, so an equality on the keys reads its rows already in that order (findStatement).
+    if (!unique) columns.push('created_at', 'id');
     return `${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`;
   },
   drop: (indexName) => `DROP INDEX IF EXISTS "${indexName}"`,
