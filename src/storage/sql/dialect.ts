@@ -41,7 +41,7 @@ export interface SqlDialect {
    * holding it], each of which an index reads in the query's order (a declared index on the field; the
    * whole-document index); null where the database has no such indexes for both (findStatement).
    */
-  jsonEqualsBranches(path: string[], value: string | number | boolean): [Sql, Sql] | null;
+  jsonEqualsBranches(path: string[], value: string | number | boolean, scope: { appId: string; className: string }): [Sql, Sql] | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */

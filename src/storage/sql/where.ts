@@ -146,11 +146,12 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
  * field, as the dialect's two branches, each with the rest of the where.
  */
-function equalitySplit(dialect: SqlDialect, className: string, where: Where): [Sql, Sql] | null {
+function equalitySplit(dialect: SqlDialect, scope: { appId: string; className: string }, where: Where): [Sql, Sql] | null {
+  const { className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
   for (const node of conjuncts) {
     if (node.op !== 'eq' || columnFor(className, node.path) || node.value === null || typeof node.value === 'object') continue;
-    const branches = dialect.jsonEqualsBranches(node.path, node.value);
+    const branches = dialect.jsonEqualsBranches(node.path, node.value, scope);
     if (branches === null) continue;
     const rest = compileWhere(dialect, className, { op: 'and', items: conjuncts.filter((other) => other !== node) });
     return [sql`${branches[0]} AND ${rest}`, sql`${branches[1]} AND ${rest}`];
@@ -183,9 +184,11 @@ export function findStatement(
   const order = compileOrder(dialect, className, query.order);
   const rows = (condition: Sql) => sql`SELECT ${select} FROM objects o
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
-  const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, className, query.where) : null;
+  const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, { appId, className }, query.where) : null;
   if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
-  const top = query.limit + query.skip;
+  // A literal: with a parameter SQLite's planner does not know the page is small and may read a whole
+  // class in the default order instead of a side's few index entries.
+  const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (condition: Sql) => sql`SELECT * FROM (${rows(condition)} ORDER BY ${order} LIMIT ${top})`;
   return sql`SELECT * FROM (${side(split[0])} a UNION ALL ${side(split[1])} b) o

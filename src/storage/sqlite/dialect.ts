@@ -5,6 +5,7 @@ import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
 import type { ImportBatch, ImportRecord } from '../ops-store.ts';
 import { comparisonOperators } from '../sql/where.ts';
+import { quoteLiteral } from '../sql/literal.ts';
 
 function jsonPath(path: string[]): string {
   return '$' + path.map((segment) => `."${segment}"`).join('');
@@ -84,15 +85,21 @@ export const sqliteDialect: SqlDialect = {
       ELSE 0 END)`;
   },
 
-  jsonEqualsBranches(path, value) {
+  jsonEqualsBranches(path, value, scope) {
     const p = pathLiteral(path);
     const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
-    const bound = bindable(value);
+    // A literal, not a parameter: against a bound value SQLite reads the index's matches but sorts them
+    // again, reading all of them (3.53: 94 µs against 1 ms for a page of 20 among 1,000 matches).
+    const bound = sql.raw(typeof value === 'string' ? quoteLiteral(value) : String(bindable(value)));
     // An array's json_extract is its text, '[' first: a range of a declared index that holds no scalar
-    // of the types compared, and nothing at all on a field that holds no arrays.
+    // of the types compared, and nothing at all on a field that holds no arrays. Asked as a rowid list,
+    // so the planner reads that range: offered the class in the page's order, it takes that and reads
+    // the whole class looking for arrays (53 ms against 3 µs at 100,000 objects).
+    const arrays = sql`o.rowid IN (SELECT rowid FROM objects WHERE app_id = ${scope.appId} AND class_name = ${scope.className}
+      AND json_extract(data, ${p}) >= '[' AND json_extract(data, ${p}) < '\\')`;
     return [
       sql`(${extract(path)} = ${bound} AND json_type(o.data, ${p}) IN (${types}))`,
-      sql`(${extract(path)} >= '[' AND ${extract(path)} < '\\' AND json_type(o.data, ${p}) = 'array'
+      sql`(${arrays} AND json_type(o.data, ${p}) = 'array'
         AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound}))`,
     ];
   },
