@@ -46,8 +46,13 @@ test('refreshSessionToken with the own session issues a new token; the old one i
   const fresh = response.body.sessionToken;
   assert.match(fresh, /^[a-z0-9]{32}$/);
   assert.notEqual(fresh, user.sessionToken);
-  // The hosted service's answer (reference §3): the bumped updatedAt, the id and the new token, nothing more.
-  assert.deepEqual(Object.keys(response.body).sort(), ['objectId', 'sessionToken', 'updatedAt']);
+  // The hosted service's answer (reference §3: the bumped updatedAt, the id and the new token), then the
+  // user fields its docs and SPEC §4.1 row 7 list.
+  assert.deepEqual(Object.keys(response.body), ['updatedAt', 'objectId', 'sessionToken', 'username', 'createdAt', 'emailVerified', 'mobilePhoneVerified']);
+  assert.equal(response.body.username, user.username);
+  assert.equal(response.body.createdAt, user.body.createdAt);
+  assert.equal(response.body.emailVerified, null, 'no email: SPEC §3.1');
+  assert.equal(response.body.mobilePhoneVerified, false);
   assert.equal(response.body.objectId, user.objectId);
   assert.ok(response.body.updatedAt >= String(user.body.createdAt));
   const read = await server.master.get(`/1.1/users/${user.objectId}`);

@@ -64,7 +64,7 @@ describe('users', () => {
     });
   }
 
-  test('updatePassword and refreshSessionToken answer {updatedAt, objectId, sessionToken}', async () => {
+  test('updatePassword answers {updatedAt, objectId, sessionToken}; refreshSessionToken those, then the user fields SPEC §4.1 row 7 lists', async () => {
     const ann = await signUp(server.client);
     const changed = await ann.client.put(`/1.1/users/${ann.objectId}/updatePassword`, { old_password: ann.password, new_password: 'pw-new-1' });
     assert.equal(changed.status, 200, changed.text);
@@ -72,7 +72,15 @@ describe('users', () => {
     assert.notEqual(changed.body.sessionToken, ann.sessionToken);
     const refreshed = await server.master.put(`/1.1/users/${ann.objectId}/refreshSessionToken`);
     assert.equal(refreshed.status, 200, refreshed.text);
-    assert.deepEqual(refreshed.body, { updatedAt: refreshed.body.updatedAt, objectId: ann.objectId, sessionToken: refreshed.body.sessionToken });
+    assert.deepEqual(refreshed.body, {
+      updatedAt: refreshed.body.updatedAt,
+      objectId: ann.objectId,
+      sessionToken: refreshed.body.sessionToken,
+      username: ann.username,
+      createdAt: ann.body.createdAt,
+      emailVerified: null,
+      mobilePhoneVerified: false,
+    });
     // The refresh moves updatedAt, as the hosted service's did.
     assert.ok(refreshed.body.updatedAt >= changed.body.updatedAt);
     const read = await server.master.get(`/1.1/users/${ann.objectId}`);

@@ -52,6 +52,21 @@ export function updatedWire(user: StoredObject): JsonObject {
   return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
 }
 
+/** The user fields SPEC §4.1 row 7 (after the hosted docs) lists in refreshSessionToken's answer. */
+const refreshedUserFields = ['username', 'createdAt', 'emailVerified', 'mobilePhoneVerified'];
+
+/**
+ * refreshSessionToken's answer: what the hosted service was seen to answer ({updatedAt, objectId,
+ * sessionToken}, reference §3) first, then the user fields its docs and SPEC §4.1 row 7 promise, so a
+ * client written to either finds what it reads.
+ */
+export function refreshedWire(user: StoredObject, sessionToken: string): JsonObject {
+  const out: JsonObject = { ...updatedWire(user), sessionToken };
+  const whole = toUserWire(user);
+  for (const field of refreshedUserFields) if (whole[field] !== undefined) out[field] = whole[field];
+  return out;
+}
+
 /**
  * The fields of a user an update body touches, for touchedFields (src/objects/wire.ts): its keys'
  * top-level fields, emailVerified with the email (the server resets it), and authData with a first

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
-import { toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
+import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
 import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
@@ -103,7 +103,7 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   );
   app.put<{ Params: UserParams }>('/1.1/users/:objectId/refreshSessionToken', async (request) => {
     const { user, sessionToken } = await accounts.refreshSessionToken(request.ctx, request.params.objectId);
-    return { ...updatedWire(user), sessionToken };
+    return refreshedWire(user, sessionToken);
   });
   app.put<{ Params: UserParams }>('/1.1/users/:objectId/updatePassword', async (request) => {
     const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
