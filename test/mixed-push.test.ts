@@ -101,8 +101,9 @@ test('switch on: each maker gets its devices through its real API; a registratio
 });
 
 test('token caching: one auth call per maker for many sends, across pushes and pages', async () => {
-  for (const vendor of vendors) {
-    for (let i = 0; i < 25; i++) await install(`many-${vendor}-${i}`, { channels: ['many'], vendor, registrationId: `tok-many-${vendor}-${i}` });
+  // Interleaved, so each page (in creation order) holds devices of every maker.
+  for (let i = 0; i < 25; i++) {
+    for (const vendor of vendors) await install(`many-${vendor}-${i}`, { channels: ['many'], vendor, registrationId: `tok-many-${vendor}-${i}` });
   }
   const before = sendCounts();
   for (let run = 0; run < 3; run++) {
