@@ -63,13 +63,15 @@ export const postgresDialect: SqlDialect = {
   },
 
   jsonEqualsBranches(path, value) {
-    const inArray = nested(path, [value]);
-    if (inArray === null) return null;
     const x = field(path);
+    const json = JSON.stringify(value);
     // The array side twice: as a range of the declared index (jsonb's order puts every non-empty array
     // after true and before {}; on a field that holds no arrays it is empty) and as containment, which
-    // the GIN index serves on fields that do; the planner takes the cheaper.
-    return [sql`${x} = ${JSON.stringify(value)}::jsonb`, sql`(${x} > 'true'::jsonb AND ${x} < '{}'::jsonb AND o.data @> ${inArray}::jsonb)`];
+    // the GIN index serves on fields that do (a path with a numeric segment has no such document); the
+    // planner takes the cheaper.
+    const inArray = nested(path, [value]);
+    const holds = inArray === null ? sql`${x} @> ${json}::jsonb` : sql`o.data @> ${inArray}::jsonb`;
+    return { value: sql`${x} = ${json}::jsonb`, arrays: sql`(${x} > 'true'::jsonb AND ${x} < '{}'::jsonb AND ${holds})` };
   },
 
   jsonIn(path: string[], values: Json[]): Sql {

@@ -29,6 +29,12 @@ export interface ClassIndexDdl {
   catalogue(db: Kysely<any>, indexNames: string[]): Promise<Map<string, CatalogueEntry>>;
 }
 
+export interface EqualitySides {
+  value: Sql;
+  arrays: Sql;
+  arraysFrom?: Sql;
+}
+
 export interface SqlDialect {
   readonly kind: 'sqlite' | 'postgres';
   readonly classIndexes: ClassIndexDdl;
@@ -37,11 +43,12 @@ export interface SqlDialect {
   /** A JSON field of o.data equals the value or, being an array, contains it. */
   jsonEquals(path: string[], value: Json): Sql;
   /**
-   * jsonEquals of a scalar as two disjoint conditions, [the field is the scalar, the field is an array
-   * holding it], each of which an index reads in the query's order (a declared index on the field; the
-   * whole-document index); null where the database has no such indexes for both (findStatement).
+   * jsonEquals of a scalar as two disjoint sides, the field being the scalar (`value`, which a declared
+   * index reads in the page's order) and the field an array holding it (`arrays`, read from `arraysFrom`
+   * in place of `objects o` where the database needs the rows it reads named: SQLite), for findStatement;
+   * null: no split.
    */
-  jsonEqualsBranches(path: string[], value: string | number | boolean, scope: { appId: string; className: string }): [Sql, Sql] | null;
+  jsonEqualsBranches(path: string[], value: string | number | boolean, scope: { appId: string; className: string }): EqualitySides | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */

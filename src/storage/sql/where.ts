@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Json, OrderKey, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
-import type { Comparison, Sql, SqlDialect } from './dialect.ts';
+import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
 import { promotedColumn } from './object-row.ts';
 
 /** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
@@ -146,17 +146,15 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
  * field, as the dialect's two branches, each with the rest of the where.
  */
-function equalitySplit(dialect: SqlDialect, scope: { appId: string; className: string }, where: Where): [Sql, Sql] | null {
+function equalitySplit(dialect: SqlDialect, scope: { appId: string; className: string }, where: Where): EqualitySides | null {
   const { className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
-  for (const node of conjuncts) {
-    if (node.op !== 'eq' || columnFor(className, node.path) || node.value === null || typeof node.value === 'object') continue;
-    const branches = dialect.jsonEqualsBranches(node.path, node.value, scope);
-    if (branches === null) continue;
-    const rest = compileWhere(dialect, className, { op: 'and', items: conjuncts.filter((other) => other !== node) });
-    return [sql`${branches[0]} AND ${rest}`, sql`${branches[1]} AND ${rest}`];
-  }
-  return null;
+  const node = conjuncts.find((n) => n.op === 'eq' && !columnFor(className, n.path) && n.value !== null && typeof n.value !== 'object');
+  if (node?.op !== 'eq') return null;
+  const sides = dialect.jsonEqualsBranches(node.path, node.value as string | number | boolean, scope);
+  if (sides === null) return null;
+  const rest = compileWhere(dialect, className, { op: 'and', items: conjuncts.filter((other) => other !== node) });
+  return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}` };
 }
 
 /** The order reads only columns of objectSelect (the union's outer ORDER BY sees nothing else). */
@@ -182,7 +180,7 @@ export function findStatement(
 ): Sql {
   const { appId, className, select, readable } = from;
   const order = compileOrder(dialect, className, query.order);
-  const rows = (condition: Sql) => sql`SELECT ${select} FROM objects o
+  const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
   const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, { appId, className }, query.where) : null;
   if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
@@ -190,8 +188,8 @@ export function findStatement(
   // class in the default order instead of a side's few index entries.
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
-  const side = (condition: Sql) => sql`SELECT * FROM (${rows(condition)} ORDER BY ${order} LIMIT ${top})`;
-  return sql`SELECT * FROM (${side(split[0])} a UNION ALL ${side(split[1])} b) o
+  const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
+  return sql`SELECT * FROM (${side(rows(split.value))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
     ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
 }
 

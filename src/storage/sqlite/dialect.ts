@@ -92,16 +92,16 @@ export const sqliteDialect: SqlDialect = {
     // again, reading all of them (3.53: 94 µs against 1 ms for a page of 20 among 1,000 matches).
     const bound = sql.raw(typeof value === 'string' ? quoteLiteral(value) : String(bindable(value)));
     // An array's json_extract is its text, '[' first: a range of a declared index that holds no scalar
-    // of the types compared, and nothing at all on a field that holds no arrays. Asked as a rowid list,
-    // so the planner reads that range: offered the class in the page's order, it takes that and reads
-    // the whole class looking for arrays (53 ms against 3 µs at 100,000 objects).
-    const arrays = sql`o.rowid IN (SELECT rowid FROM objects WHERE app_id = ${scope.appId} AND class_name = ${scope.className}
-      AND json_extract(data, ${p}) >= '[' AND json_extract(data, ${p}) < '\\')`;
-    return [
-      sql`(${extract(path)} = ${bound} AND json_type(o.data, ${p}) IN (${types}))`,
-      sql`(${arrays} AND json_type(o.data, ${p}) = 'array'
-        AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound}))`,
-    ];
+    // of the types compared, and nothing at all on a field that holds no arrays. Read first (CROSS JOIN
+    // fixes SQLite's loop order), then the rows by rowid: left to choose, with statistics of some indexes
+    // and not others, the planner read the whole class through another index (9.8 ms against 0.25 ms).
+    const arraysFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = ${scope.appId} AND class_name = ${scope.className}
+      AND json_extract(data, ${p}) >= '[' AND json_extract(data, ${p}) < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r`;
+    return {
+      value: sql`(${extract(path)} = ${bound} AND json_type(o.data, ${p}) IN (${types}))`,
+      arrays: sql`(json_type(o.data, ${p}) = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE e.type IN (${types}) AND e.value = ${bound}))`,
+      arraysFrom,
+    };
   },
 
   jsonIn(path: string[], values: Json[]): Sql {
