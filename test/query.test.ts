@@ -47,6 +47,13 @@ const cases: Array<[string, unknown, string[]]> = [
   ['$gte', { score: { $gte: 3 } }, ['bob', 'dan']],
   ['$gt on strings', { name: { $gt: 'bob' } }, ['cat', 'dan']],
   ['range', { age: { $gt: 24, $lt: 35 } }, ['ann', 'bob']],
+  // A number bound selects numbers only, whatever sorts near numbers in the database's JSON order.
+  ['$lt on a number ignores booleans', { vip: { $lt: 100 } }, []],
+  ['$gt on a number ignores arrays', { tags: { $gt: -1e300 } }, []],
+  ['$gt on a number ignores objects', { meta: { $gt: -1e300 } }, []],
+  ['$lt on a number ignores strings and null', { city: { $lt: 1e300 } }, []],
+  ['$lte on a number: every number, no string', { age: { $lte: 1e300 } }, ['ann', 'bob', 'cat']],
+  ['$gte on a number: every number, no string', { age: { $gte: -1e300 } }, ['ann', 'bob', 'cat']],
   ['$in', { name: { $in: ['ann', 'cat', 'zed'] } }, ['ann', 'cat']],
   ['$in on array fields', { tags: { $in: ['c', 'zz'] } }, ['dan']],
   ['$in empty', { name: { $in: [] } }, []],

@@ -99,8 +99,13 @@ export const postgresDialect: SqlDialect = {
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
     const x = field(path);
     if (typeof value === 'number') {
-      // False, not NULL, for a missing field (NOT keeps its meaning), and the comparison bare, as an index on the field reads it.
-      return sql`(coalesce(jsonb_typeof(${x}), '') = 'number' AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb)`;
+      // Numbers only by jsonb's own order (strings sort below every number, booleans and the rest above;
+      // ±1e400 lie past every double), so the whole test is one range of an index on the field, which the
+      // planner estimates from its statistics: with jsonb_typeof(x) = 'number' instead it took 0.5% of
+      // the rows for the test and sorted a bitmap of half a class (12 ms a page at 10,000 objects).
+      // IS NOT NULL: false, not NULL, for a missing field (NOT keeps its meaning).
+      const edge = op === 'gt' || op === 'gte' ? sql`${x} < '1e400'::jsonb` : sql`${x} > '-1e400'::jsonb`;
+      return sql`(${x} IS NOT NULL AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb AND ${edge})`;
     }
     return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') COLLATE "C" ${comparisonOperators[op]} ${value}, false)`;
   },
