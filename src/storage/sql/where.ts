@@ -144,7 +144,7 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
 
 /**
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
- * field, as the dialect's two branches, each with the rest of the where.
+ * field, as the dialect's two sides, each with the rest of the where.
  */
 function equalitySplit(dialect: SqlDialect, scope: { appId: string; className: string }, where: Where): EqualitySides | null {
   const { className } = scope;
@@ -171,7 +171,7 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
  * ordered index answers; where the dialect splits it (jsonEqualsBranches), each side reads its own index
  * in order up to skip + limit rows, and the page is taken from their union: a page of an indexed
  * equality reads about `limit` rows however large the class (bench/RESULTS.md, "Objects").
- * test/query-split.test.ts holds its pages to the unsplit statement's.
+ * test/storage/query-split.test.ts holds its pages to the unsplit statement's.
  */
 export function findStatement(
   dialect: SqlDialect,
