@@ -10,23 +10,31 @@ const store = useStore();
 const secrets = (passwordHash: string | null = null) => ({ passwordHash, session: sessionSeal(unique('s')) });
 const userRef = (appId: string, user: StoredObject) => ({ appId, className: '_User', objectId: user.objectId });
 
-test('insertUser binds the identities of authData (uid, else openid, else id); findBound finds them, per application', async () => {
+test('insertUser binds the identities of authData (weixin and qq by openid, other platforms by uid, else openid, else id); findBound finds them, per application', async () => {
   const appId = await freshApp(store());
   const ann = objectOf('_User', {
     username: 'ann',
-    authData: { weixin: { openid: 'wx-ann', uid: 'wx-union' }, qq: { openid: 'qq-ann' }, anonymous: { id: 'anon-ann' }, bad: { token: 't' } },
+    authData: {
+      weixin: { openid: 'wx-ann', uid: 'wx-union' },
+      weibo: { uid: 'wb-ann', openid: 'wb-open' },
+      qq: { openid: 'qq-ann' },
+      anonymous: { id: 'anon-ann' },
+      bad: { token: 't' },
+    },
   });
   assert.deepEqual(await store().identities.insertUser(appId, ann, secrets('h')), { ok: true, object: ann });
   const found = await store().identities.findBound(appId, [
     { platform: 'weixin', uid: 'wx-union' },
     { platform: 'weixin', uid: 'wx-ann' },
+    { platform: 'weibo', uid: 'wb-ann' },
+    { platform: 'weibo', uid: 'wb-open' },
     { platform: 'qq', uid: 'qq-ann' },
     { platform: 'anonymous', uid: 'anon-ann' },
     { platform: 'qq', uid: 'anon-ann' },
   ]);
   assert.deepEqual(
     found.map((b) => `${b.platform}/${b.uid}/${b.userId}`).sort(),
-    [`anonymous/anon-ann/${ann.objectId}`, `qq/qq-ann/${ann.objectId}`, `weixin/wx-union/${ann.objectId}`],
+    [`anonymous/anon-ann/${ann.objectId}`, `qq/qq-ann/${ann.objectId}`, `weibo/wb-ann/${ann.objectId}`, `weixin/wx-ann/${ann.objectId}`],
   );
   const record = await store().accounts.findUser(appId, { userId: ann.objectId });
   assert.deepEqual(record, { user: ann, passwordHash: 'h', sessionCipher: record?.sessionCipher });
