@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StoredObject } from '../../src/objects/types.ts';
+import { SqlAccountStore } from '../../src/storage/sql/account-store.ts';
 import { freshApp, objectOf, sessionSeal, unique, useStore } from './stores.ts';
 
 const store = useStore();
@@ -181,4 +182,24 @@ test('beginLoginAttempt under concurrency (on two stores of one database where t
   const stores = second ? [store(), second] : [store()];
   const attempts = await Promise.all(Array.from({ length: 60 }, (_, i) => begin(appId, userId, 10_000 + i, stores[i % stores.length])));
   assert.deepEqual(attempts.filter((a) => a !== null).sort(), [1, 2, 3, 4, 5, 6, 7]);
+});
+
+test('userBySession: lookups made together (PostgreSQL: one statement per application) answer as each made alone', async () => {
+  const appId = await freshApp(store());
+  const other = await freshApp(store());
+  const users = await Promise.all(['s1', 's2', 's3'].map((name) => newUser(appId, { username: name })));
+  const elsewhere = await newUser(other, { username: 's1' });
+  const asks: Array<[string, string]> = [
+    ...users.map((u): [string, string] => [appId, u.session.digest]),
+    ...users.map((u): [string, string] => [appId, u.session.digest]),
+    [appId, 'digest-none'],
+    [appId, elsewhere.session.digest],
+    [other, elsewhere.session.digest],
+    [other, users[0].session.digest],
+  ];
+  const together = await Promise.all(asks.map(([app, digest]) => store().accounts.userBySession(app, digest)));
+  for (const [i, [app, digest]] of asks.entries()) {
+    assert.deepEqual(together[i], await SqlAccountStore.prototype.userBySession.call(store().accounts as SqlAccountStore, app, digest), `${app} ${digest}`);
+  }
+  assert.deepEqual(together.map((u) => u?.data.username ?? null), ['s1', 's2', 's3', 's1', 's2', 's3', null, null, 's1', null]);
 });

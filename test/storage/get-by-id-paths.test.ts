@@ -1,7 +1,7 @@
 // Get-by-id's fast paths answer as the general path does (issue #14: a fast path that stays has a named
 // seam and an equivalence test). SqliteStore.preparedGetById reads outside Kysely; Store.getObjectJson
 // hands on the stored text, which must be JSON.stringify's text of the fields getObject gives;
-// PostgresStore coalesces lookups that arrive together (GetByIdBatcher). Run on the
+// PostgresStore coalesces lookups that arrive together (LookupBatcher). Run on the
 // database the run selects (test/storage/stores.ts), in-process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -5,6 +5,10 @@ import type { SqlDialect } from './dialect.ts';
 import { fromRow, insertRows, objectSelect, promotedColumn, takenOrThrow, toRow, type SelectedRow } from './object-row.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 
+export interface SessionRow extends SelectedRow {
+  session_digest: string;
+}
+
 interface UserRow extends SelectedRow {
   password_hash: string | null;
   session_cipher: string | null;
@@ -24,7 +28,7 @@ const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
  */
 export class SqlAccountStore implements AccountStore {
   private readonly db: Kysely<any>;
-  private readonly dialect: SqlDialect;
+  protected readonly dialect: SqlDialect;
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
     this.db = options.db;
@@ -42,9 +46,16 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
-    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE app_id = ${appId} AND session_digest = ${digest} AND class_name = '_User'`.execute(this.db);
-    return rows[0] ? fromRow(this.dialect, rows[0]) : null;
+    const [row] = await this.selectBySessions(appId, [digest]);
+    return row ? fromRow(this.dialect, row) : null;
+  }
+
+  /** The users among `digests` of one application (one statement, any order). */
+  protected async selectBySessions(appId: string, digests: readonly string[]): Promise<SessionRow[]> {
+    const { rows } = await sql<SessionRow>`SELECT ${objectSelect}, o.session_digest
+      FROM objects o WHERE app_id = ${appId} AND session_digest IN (${sql.join(digests.map((d) => sql`${d}`))})
+      AND class_name = '_User'`.execute(this.db);
+    return rows;
   }
 
   async setSession(appId: string, userId: string, session: SessionSeal, updatedAt?: number): Promise<boolean> {
