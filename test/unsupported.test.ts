@@ -72,6 +72,15 @@ describe('routes', () => {
     const batch = await server.client.post('/1.1/batch', { requests: [{ method: 'GET', path: '/1.1/classes/_Role' }] });
     assert.deepEqual(batch.body, [{ error: { code: 1, error: 'Not supported yet: roles (_Role).' } }]);
   });
+
+  test('a batch naming a route of a feature Roost lacks names the feature (as the SDK batches status messages)', async () => {
+    const batch = await server.client.post('/1.1/batch', {
+      requests: [{ method: 'POST', path: '/1.1/classes/Post', body: {} }, { method: 'POST', path: '/1.1/subscribe/statuses', body: {} }],
+    });
+    assert.deepEqual([batch.status, batch.body], [404, { code: 404, error: 'Not supported yet: status messages (POST /1.1/subscribe/…).' }]);
+    // Nothing of the batch ran.
+    assert.deepEqual((await server.master.get('/1.1/classes/Post', { query: { count: 1, limit: 0 } })).body.count, 0);
+  });
 });
 
 describe('queries and writes', () => {

@@ -42,10 +42,15 @@ function shownPath(path: string): string {
   return shown.join('/') + (segments.length > kept ? '/…' : '') || '/';
 }
 
+/** The hosted feature a path belongs to, when it is one Roost does not have yet. */
+export function unsupportedFeatureOf(path: string): string | undefined {
+  return routeFeatures.find(([pattern]) => pattern.test(path))?.[1];
+}
+
 /** What a request for a route Roost does not have answers: 404, naming the feature when it is a known one. */
 export function routeNotSupported(method: string, url: string): ApiError {
   const path = url.split('?')[0];
-  const feature = routeFeatures.find(([pattern]) => pattern.test(path))?.[1];
+  const feature = unsupportedFeatureOf(path);
   const route = `${method} ${shownPath(path)}`;
   return new ApiError('routeNotFound', feature ? `Not supported yet: ${feature} (${route}).` : `Not supported: Roost has no API ${route}.`);
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
 import { isObject } from '../../objects/values.ts';
 import { batchHeader } from './classes.ts';
+import { routeNotSupported, unsupportedFeatureOf } from '../unsupported.ts';
 
 const maxRequests = 500;
 const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
@@ -48,6 +49,8 @@ function parseSubRequest(raw: unknown, index: number): SubRequest {
   if (!methods.has(method)) throw bad('method must be GET, POST, PUT or DELETE.');
   if (typeof raw.path !== 'string') throw bad('path must be a string.');
   const path = normalisePath(raw.path);
+  // A feature Roost lacks is named, as outside a batch (the SDKs batch status messages, for one).
+  if (path !== null && unsupportedFeatureOf(path)) throw routeNotSupported(method, path);
   if (path === null || !/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path)) {
     throw bad('path must be a /1.1/classes, /1.1/users or /1.1/installations path without a query string.');
   }
