@@ -1,23 +1,13 @@
 // Batch and multi-object writes through the official JavaScript SDK (npm leancloud-storage), as apps
 // call them (issue #15 point 5). Before: AV.Object.destroyAll of five or more objects failed with
 // "A path segment is too long." (one batch item whose path joins every id with commas).
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
-import { initSdk, rejection } from './helpers/sdk.ts';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { rejection, sdkServer } from './helpers/sdk.ts';
 import { uniqueName } from './helpers/accounts.ts';
 
-let server: TestServer;
-
-before(async () => {
-  server = await startServer();
-  initSdk(server);
-});
-after(async () => {
-  await AV.User.logOut();
-  await server?.close();
-});
+sdkServer();
 
 function items(className: string, count: number): AV.Object[] {
   return Array.from({ length: count }, (_, n) => new AV.Object(className).set({ n }));

@@ -2,19 +2,13 @@
 // pages by `objectId > last` ordered by objectId, so it visits every object once and in time order only
 // when ids start with the creation time; a field named `2fa` (a comment system's user table has one) is
 // saved, queried, ordered, selected and updated; startsWith/endsWith/contains send \Q…\E regexes.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import AV from 'leancloud-storage';
-import { initSdk } from './helpers/sdk.ts';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { sdkServer } from './helpers/sdk.ts';
 import { uniqueName } from './helpers/accounts.ts';
 
-let server: TestServer;
-before(async () => {
-  server = await startServer();
-  initSdk(server);
-});
-after(() => server?.close());
+sdkServer();
 
 const master = { useMasterKey: true };
 
