@@ -183,14 +183,16 @@ export function findStatement(
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
   const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, { appId, className }, query.where) : null;
-  if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
-  // A literal: with a parameter SQLite's planner does not know the page is small and may read a whole
-  // class in the default order instead of a side's few index entries.
+  // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
+  // read a whole class in the default order instead of a side's few index entries, and merges the split's
+  // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
+  const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
+  if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} ${page}`;
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
   return sql`SELECT * FROM (${side(rows(split.value))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
-    ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.skip}`;
+    ORDER BY ${order} ${page}`;
 }
 
 export { operators as comparisonOperators };
