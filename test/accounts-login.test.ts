@@ -111,14 +111,15 @@ test('an unknown identifier takes as long as a wrong password (dummy hash)', asy
   await time({ username: uniqueName(), password: 'x' });
   const unknown: number[] = [];
   const wrong: number[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 5; i++) {
     unknown.push(await time({ username: uniqueName(), password: 'x' }));
     wrong.push(await time({ username: ann.username, password: `wrong-${i}` }));
   }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   // Without the dummy hash an unknown name answers in well under a millisecond of work;
-  // with it, both take one argon2id verification (tens of ms).
-  assert.ok(median(unknown) > median(wrong) * 0.5, `unknown ${median(unknown)}ms vs wrong ${median(wrong)}ms`);
+  // with it, both take one argon2id verification (tens of ms). The fastest of each: a loaded machine
+  // only ever adds time, and a median still moved past the margin once under a CI run's load.
+  const fastest = (xs: number[]) => Math.min(...xs);
+  assert.ok(fastest(unknown) > fastest(wrong) * 0.5, `unknown ${unknown.join(', ')} ms vs wrong ${wrong.join(', ')} ms`);
   // Clear the failures this test recorded, so later tests start unlocked.
   const ok = await server.client.post('/1.1/login', { username: ann.username, password: ann.password });
   assert.equal(ok.status, 200, ok.text);
