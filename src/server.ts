@@ -14,6 +14,8 @@ import { clientErrorHandler, endBodyTurn, jsonParser } from './http/body.ts';
 import { lazyChildLogger } from './http/request-logger.ts';
 import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
+import { registerCloudQueryRoutes } from './http/routes/cloud-query.ts';
+import { registerScanRoutes } from './http/routes/scan.ts';
 import { registerBatchSaveRoute } from './http/routes/batch-save.ts';
 import { unsupportedClassHandlers } from './http/unsupported.ts';
 import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
@@ -227,6 +229,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerSmsRoutes(api, { accounts });
     registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);
+    registerScanRoutes(api, { secret: config.secret });
+    registerCloudQueryRoutes(api, { clock });
     registerBatchSaveRoute(api);
   });
 

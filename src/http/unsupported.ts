@@ -7,8 +7,6 @@ import type { ClassHandlers } from './routes/classes.ts';
  */
 const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
-  [/^\/1\.1\/cloudQuery(\/|$)/, 'CQL'],
-  [/^\/1\.1\/scan(\/|$)/, 'scan'],
   [/^\/1\.1\/schemas(\/|$)/, 'class schemas'],
   [/^\/1\.1\/roles(\/|$)/, 'roles'],
   [/^\/1\.1\/(files|fileTokens|fileCallback|qiniu)(\/|$)/, 'files'],

@@ -106,6 +106,11 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
       case '$options':
         if (!('$regex' in spec)) fail('invalidQuery', '$options goes with $regex.');
         break;
+      case '$not':
+        // What CQL's `not like` / `not regexp` compile to (src/objects/cql.ts), as in MongoDB.
+        if (!isObject(raw) || !Object.keys(raw).every((key) => key.startsWith('$'))) fail('invalidQuery', '$not needs an object of operators.');
+        items.push({ op: 'not', item: fieldConstraint(path, raw) });
+        break;
       case '$size':
         if (!Number.isSafeInteger(raw) || (raw as number) < 0) fail('invalidQuery', '$size needs a whole number.');
         items.push({ op: 'size', path, size: raw as number });
