@@ -36,8 +36,6 @@ describe('routes', () => {
     const cases: Array<[string, string, string]> = [
       ['POST', '/1.1/functions/hello', 'Not supported yet: cloud functions (POST /1.1/functions/…).'],
       ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
-      ['GET', '/1.1/cloudQuery?cql=select%20*%20from%20Post', 'Not supported yet: CQL (GET /1.1/cloudQuery).'],
-      ['GET', '/1.1/scan/classes/Post', 'Not supported yet: scan (GET /1.1/scan/…).'],
       ['GET', '/1.1/schemas', 'Not supported yet: class schemas (GET /1.1/schemas).'],
       ['POST', '/1.1/roles', 'Not supported yet: roles (POST /1.1/roles).'],
       ['POST', '/1.1/fileTokens', 'Not supported yet: files (POST /1.1/fileTokens).'],
