@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Readers, StoredObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
-import { fromRow, type SelectedRow } from '../sql/object-row.ts';
+import { fromRow, objectSelect, type SelectedRow } from '../sql/object-row.ts';
 import { SqlStore } from '../sql/sql-store.ts';
 import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
@@ -18,17 +18,28 @@ import { PostgresOpsStore } from './ops-store.ts';
 interface ObjectLookup {
   appId: string;
   className: string;
-  readers: Readers;
+}
+
+/** What a lookup asks: the id and the readers it reads with, as one JSON text (the batch's key). */
+type LookupKey = string;
+
+function lookupKey(objectId: string, readers: Readers): LookupKey {
+  return JSON.stringify([objectId, readers]);
+}
+
+interface LookupRow extends SelectedRow {
+  lookup: LookupKey;
 }
 
 export class PostgresStore extends SqlStore {
   override readonly ops: PostgresOpsStore;
   override readonly accounts: PostgresAccountStore;
-  private readonly byId = new LookupBatcher<ObjectLookup, SelectedRow>({
-    // The readers rule is inside the statement, so only lookups with the same readers share one.
-    groupKey: ({ appId, className, readers }) => `${appId}\u0000${className}\u0000${readers === null ? '' : `\u0001${readers.join('\u0000')}`}`,
-    select: ({ appId, className, readers }, ids) => this.selectByIds(appId, className, ids, readers),
-    keyOf: (row) => row.id,
+  // One statement per class for the lookups of a turn, whoever makes them: each carries its own readers
+  // into the statement, so two users' reads of one class share it (each user has a reader set of their own).
+  private readonly byId = new LookupBatcher<ObjectLookup, LookupRow>({
+    groupKey: ({ appId, className }) => `${appId}\u0000${className}`,
+    select: ({ appId, className }, keys) => this.selectLookups(appId, className, keys),
+    keyOf: (row) => row.lookup,
   });
 
   constructor(options: { db: Kysely<any>; pool: pg.Pool }) {
@@ -39,7 +50,20 @@ export class PostgresStore extends SqlStore {
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
-    const row = await this.byId.find({ appId: ref.appId, className: ref.className, readers }, ref.objectId);
+    const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, readers));
     return row && fromRow(this.dialect, row);
+  }
+
+  /**
+   * The rows the lookups find, each answered with its key: the ACL rule applied with the lookup's own
+   * readers (null, the master key, reads everything), inside the statement as everywhere.
+   */
+  private async selectLookups(appId: string, className: string, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+    const { rows } = await sql<LookupRow>`SELECT l.k AS lookup, ${objectSelect}
+      FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
+      JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND o.id = (l.k::jsonb ->> 0)
+      WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
+        OR o.readers && ARRAY(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`.execute(this.db);
+    return rows;
   }
 }
