@@ -32,6 +32,7 @@ export const catalogue = {
   queryTimeout: { code: 124, status: 503, message: 'The request took too long and was stopped.' },
   invalidEmail: { code: 125, status: 400, message: 'The email address is invalid.' },
   invalidPhone: { code: 127, status: 400, message: 'The mobile phone number is invalid.' },
+  invalidRelation: { code: 128, status: 400, message: 'Invalid relation data.' },
   duplicateValue: { code: 137, status: 400, message: 'A unique field was given a value that is already taken.' },
   indexDuplicates: { code: 137, status: 400, message: 'Objects of the class share values of the keys: the unique index was not built.' },
   scheduledPushQuota: { code: 140, status: 400, message: 'Too many scheduled pushes are waiting.' },

@@ -235,7 +235,10 @@ export function wherePaths(where: Where): string[][] {
     case 'not':
       return wherePaths(where.item);
     case 'const':
+    case 'relatedTo':
       return [];
+    case 'relationHolds':
+      return [[where.key]];
     default:
       return [where.path];
   }

@@ -65,6 +65,8 @@ export function settle(outcome: WriteOutcome<ApiError>, ref: { className: string
       throw new ApiError('conditionFailed');
     case 'refused':
       throw outcome.refusal;
+    case 'relationClass':
+      throw new ApiError('invalidRelation');
   }
 }
 

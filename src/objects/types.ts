@@ -55,6 +55,10 @@ export type Where =
   | { op: 'regex'; path: string[]; regex: Regex }
   | { op: 'size'; path: string[]; size: number }
   | { op: 'all'; path: string[]; values: Json[] }
+  /** The object is a member of the owner's relation `key` ($relatedTo). */
+  | { op: 'relatedTo'; owner: { className: string; objectId: string }; key: string }
+  /** The object's relation `key` holds any of the targets (a relation field compared with pointers). */
+  | { op: 'relationHolds'; key: string; targets: { className: string; objectIds: string[] } }
   | { op: 'const'; value: boolean };
 
 export interface OrderKey {
@@ -82,8 +86,20 @@ export interface Refusal<R> {
   refused: R;
 }
 
+/**
+ * A relation field was fixed to another target class (`targetClass`) when first written: nothing of the
+ * write is stored.
+ */
+export interface RelationClassClash {
+  ok: false;
+  reason: 'relationClass';
+  key: string;
+  targetClass: string;
+}
+
 export type WriteOutcome<R = never> =
   | { ok: true; object: StoredObject }
+  | RelationClassClash
   | { ok: false; reason: 'taken'; field: UniqueField }
   | { ok: false; reason: 'notFound' }
   | { ok: false; reason: 'conditionFailed' }

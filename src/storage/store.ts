@@ -9,6 +9,7 @@ import type { SmsStore } from './sms-store.ts';
 import type { QuotaPauses } from './quota-pause-store.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { ClassIndexStore } from './class-index-store.ts';
+import type { RelationChange, RelationStore } from './relation-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -40,6 +41,8 @@ export interface Store {
   readonly ops: OpsStore;
   /** Indexes users declare on fields of their classes (src/storage/class-index-store.ts). */
   readonly classIndexes: ClassIndexStore;
+  /** Members of objects' relations, and which fields are relations (src/storage/relation-store.ts). */
+  readonly relations: RelationStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;
@@ -56,7 +59,8 @@ export interface Store {
     change: (current: Partial<AppSettings>) => AppSettings | Refusal<R>,
   ): Promise<AppSettings | Refusal<R> | null>;
 
-  insertObject(appId: string, object: StoredObject): Promise<WriteOutcome>;
+  /** Inserts the object and applies its relation changes in one transaction; a clash of classes stores nothing. */
+  insertObject(appId: string, object: StoredObject, relations?: readonly RelationChange[]): Promise<WriteOutcome>;
   getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null>;
   /** getObject with the fields as JSON text (StoredJson), for a read that sends them on as they are. */
   getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null>;
@@ -65,10 +69,19 @@ export interface Store {
   classExists(appId: string, className: string): Promise<boolean>;
   /**
    * Locks the row, runs `change` (which checks write rights first), then checks `condition`, and stores
-   * what `change` returned. The condition is never evaluated on a row its readers may not read.
+   * what `change` returned, with the relation changes, all in one transaction. The condition is never
+   * evaluated on a row its readers may not read.
    */
-  updateObject<R = never>(ref: ObjectRef, change: Change<R>, condition?: Condition): Promise<WriteOutcome<R>>;
-  /** Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. */
+  updateObject<R = never>(
+    ref: ObjectRef,
+    change: Change<R>,
+    condition?: Condition,
+    relations?: readonly RelationChange[],
+  ): Promise<WriteOutcome<R>>;
+  /**
+   * Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. The
+   * object's relation rows go with it, as owner and as member (RelationStore).
+   */
   deleteObject<R = never>(
     ref: ObjectRef,
     guard: (current: StoredObject) => Refusal<R> | null,

@@ -27,6 +27,8 @@ import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } f
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
 import { SqlClassIndexStore } from './class-index-store.ts';
+import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
+import type { RelationChange } from '../relation-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { fromRow, insertRows, objectSelect, readersOf, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
 
@@ -51,6 +53,7 @@ export class SqlStore implements Store {
   readonly quotaPauses: SqlQuotaPauses;
   readonly ops: SqlOpsStore;
   readonly classIndexes: SqlClassIndexStore;
+  readonly relations: SqlRelationStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -67,6 +70,7 @@ export class SqlStore implements Store {
     this.quotaPauses = new SqlQuotaPauses(options);
     this.ops = new SqlOpsStore(options);
     this.classIndexes = new SqlClassIndexStore(options);
+    this.relations = new SqlRelationStore(options);
   }
 
   async migrate(): Promise<void> {
@@ -141,13 +145,27 @@ export class SqlStore implements Store {
     return readers === null ? sql`1=1` : this.dialect.readableBy(readers);
   }
 
-  async insertObject(appId: string, object: StoredObject): Promise<WriteOutcome> {
+  async insertObject(appId: string, object: StoredObject, relations: readonly RelationChange[] = []): Promise<WriteOutcome> {
     try {
-      await insertRows(this.dialect, [toRow(appId, object)]).execute(this.db);
+      if (relations.length === 0) {
+        await insertRows(this.dialect, [toRow(appId, object)]).execute(this.db);
+      } else {
+        await this.db.transaction().execute(async (trx) => {
+          await insertRows(this.dialect, [toRow(appId, object)]).execute(trx);
+          await this.changeRelations(trx, { appId, className: object.className, objectId: object.objectId }, relations);
+        });
+      }
       return { ok: true, object };
     } catch (error) {
+      if (error instanceof RelationClash) return error.outcome;
       return takenOrThrow(this.dialect, error);
     }
+  }
+
+  /** Applies relation changes inside `trx`; a clash throws RelationClash, rolling the transaction back. */
+  private async changeRelations(trx: Kysely<any>, owner: ObjectRef, relations: readonly RelationChange[]): Promise<void> {
+    const outcome = await applyRelationChanges(trx, this.dialect, owner, relations);
+    if (!outcome.ok) throw new RelationClash(outcome);
   }
 
   async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
@@ -211,7 +229,12 @@ export class SqlStore implements Store {
     return rows.length > 0;
   }
 
-  async updateObject<R = never>(ref: ObjectRef, change: Change<R>, condition?: Condition): Promise<WriteOutcome<R>> {
+  async updateObject<R = never>(
+    ref: ObjectRef,
+    change: Change<R>,
+    condition?: Condition,
+    relations: readonly RelationChange[] = [],
+  ): Promise<WriteOutcome<R>> {
     try {
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
         const current = await this.lockRow(trx, ref);
@@ -226,9 +249,11 @@ export class SqlStore implements Store {
         if (ref.className === '_User' && authDataChanged(current.data, next.data)) {
           await syncIdentities(trx, ref.appId, ref.objectId, next.data);
         }
+        if (relations.length > 0) await this.changeRelations(trx, ref, relations);
         return { ok: true, object: next };
       });
     } catch (error) {
+      if (error instanceof RelationClash) return error.outcome;
       return takenOrThrow(this.dialect, error);
     }
   }
@@ -247,6 +272,7 @@ export class SqlStore implements Store {
       await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
         AND id = ${ref.objectId}`.execute(trx);
       if (ref.className === '_User') await deleteIdentities(trx, ref.appId, ref.objectId);
+      await deleteRelationRows(trx, ref);
       return { ok: true, object: current };
     });
   }

@@ -3,6 +3,7 @@ import type { Json, OrderKey, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
 import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
 import { promotedColumn } from './object-row.ts';
+import { holdsAny, memberOf } from './relation-store.ts';
 
 /** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
 const timeColumns = table({ createdAt: 'created_at', updatedAt: 'updated_at' });
@@ -72,12 +73,16 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
         return node.items.length === 0 ? sql`1=0` : joinBalanced(node.items.map(compile), sql` OR `);
       case 'not':
         return sql`NOT (${compile(node.item)})`;
+      case 'relatedTo':
+        return memberOf(node.owner, node.key);
+      case 'relationHolds':
+        return node.targets.objectIds.length === 0 ? sql`1=0` : holdsAny(dialect, node.key, node.targets);
       default:
         return compileLeaf(node);
     }
   };
 
-  const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' }>): Sql => {
+  const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' }>): Sql => {
     const column = columnFor(className, node.path);
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.

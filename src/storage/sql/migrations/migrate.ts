@@ -4,6 +4,7 @@ import { baseline } from './0001_baseline.ts';
 import { objectsDataGin } from './0002_objects_data_gin.ts';
 import { classIndexes } from './0003_class_indexes.ts';
 import { objectsInsertionOrder } from './0004_objects_insertion_order.ts';
+import { relations } from './0005_relations.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -21,6 +22,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0002_objects_data_gin', objectsDataGin],
   ['0003_class_indexes', classIndexes],
   ['0004_objects_insertion_order', objectsInsertionOrder],
+  ['0005_relations', relations],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
