@@ -8,6 +8,7 @@ import { ApiError } from './lib/errors.ts';
 import type { Store } from './storage/store.ts';
 import { AppRegistry } from './apps/registry.ts';
 import { ObjectService } from './objects/service.ts';
+import { installationClass, mayTouchInstallation } from './push/installations.ts';
 import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { clientErrorHandler, endBodyTurn, jsonParser } from './http/body.ts';
@@ -126,7 +127,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
-  const objects = new ObjectService({ store, clock });
+  const objects = new ObjectService({ store, clock, readRules: { [installationClass]: mayTouchInstallation } });
   const mailer =
     deps.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: config.outboxDir, logger: deps.logger });
   deps.logger.info({ mail: mailer.destination }, config.smtpUrl ? 'mail goes out over SMTP' : 'SMTP_URL is not set: mails are written to the outbox folder');
@@ -222,10 +223,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerSettingsRoutes(api, { registry });
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
-    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts), _Installation: installations, ...unsupportedClassHandlers() } });
+    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, ...unsupportedClassHandlers() } });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
-    registerUserRoutes(api, { accounts });
+    registerUserRoutes(api, { accounts, objects });
     registerSmsRoutes(api, { accounts });
     registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);

@@ -114,7 +114,7 @@ test('batch: saveAll, nested saves, fetchAll and destroyAll go through /1.1/batc
   const book = new AV.Object('Book').set({ title: 'Roost', author });
   await book.save();
   assert.ok(author.id);
-  // Without include (not supported yet: README "Not supported (yet)"), the pointer carries the id.
+  // Without include the pointer carries only the id (test/interop-include.test.ts: with it).
   const fetched = await new AV.Query('Book').get(book.id as string);
   assert.equal((fetched.get('author') as AV.Object).id, author.id);
 

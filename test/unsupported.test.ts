@@ -116,17 +116,6 @@ describe('queries and writes', () => {
     assert.deepEqual([unknown.status, unknown.body], [400, { code: 102, error: "Unsupported query operator '$elemMatch'." }]);
   });
 
-  test('include answers 400 code 102, on a query and on a get; an empty include asks for nothing', async () => {
-    const created = await server.client.post('/1.1/classes/Post', { title: 't' });
-    const error = { code: 102, error: 'Not supported yet: include (pointers answered with their objects).' };
-    const query = await server.client.get('/1.1/classes/Post', { query: { include: 'author' } });
-    assert.deepEqual([query.status, query.body], [400, error]);
-    const get = await server.client.get(`/1.1/classes/Post/${created.body.objectId}`, { query: { include: 'author' } });
-    assert.deepEqual([get.status, get.body], [400, error]);
-    const empty = await server.client.get(`/1.1/classes/Post/${created.body.objectId}`, { query: { include: '' } });
-    assert.deepEqual([empty.status, empty.body.title], [200, 't']);
-  });
-
   test('AddRelation and RemoveRelation answer 400 code 1 naming them; nothing is written', async () => {
     const created = await server.client.post('/1.1/classes/Post', { title: 't' });
     const pointer = { __type: 'Pointer', className: '_User', objectId: 'u1' };

@@ -3,7 +3,7 @@ import { parseKeys, parseLimit, parseOrder, parseSkip, parseWhereParam, type Pro
 import type { FindOptions } from '../objects/service.ts';
 import type { StoredObject, Where } from '../objects/types.ts';
 import { canRead, type Caller } from '../objects/acl.ts';
-import { refuseQueryParam } from '../objects/unsupported.ts';
+import { parseInclude, type IncludeTree } from '../objects/include.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -26,10 +26,10 @@ export interface ListParams extends FindOptions {
   projection: Projection | null;
   count: boolean;
   returnAcl: boolean;
+  include: IncludeTree | null;
 }
 
 export function listParams(query: Query): ListParams {
-  refuseQueryParam('include', param(query, 'include'));
   return {
     where: parseWhereParam(param(query, 'where')),
     order: parseOrder(param(query, 'order')),
@@ -38,6 +38,7 @@ export function listParams(query: Query): ListParams {
     projection: parseKeys(param(query, 'keys')),
     count: flag(query, 'count'),
     returnAcl: flag(query, 'returnACL'),
+    include: parseInclude(param(query, 'include')),
   };
 }
 

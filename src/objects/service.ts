@@ -1,9 +1,11 @@
 import { ApiError, fail, type ErrorKind } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
+import { own } from '../lib/lookup.ts';
 import type { Store } from '../storage/store.ts';
 import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl.ts';
 import { defaultAclFor } from './default-acl.ts';
+import { readIncluded, type IncludePlan, type Included } from './include.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
 import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
@@ -77,14 +79,22 @@ export interface FindOptions {
   skip: number;
 }
 
+/**
+ * A built-in class's rule on reading one of its objects by reference, beyond the ACL (an installation
+ * bound to another user reads as missing): an include of such an object follows it.
+ */
+export type ReadRule = (caller: Caller, object: StoredObject) => boolean;
+
 /** Schema-free objects of any class: create, read, update, delete and query, under ACLs. */
 export class ObjectService {
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly readRules: Readonly<Record<string, ReadRule>>;
 
-  constructor(options: { store: Store; clock: Clock }) {
+  constructor(options: { store: Store; clock: Clock; readRules?: Record<string, ReadRule> }) {
     this.store = options.store;
     this.clock = options.clock;
+    this.readRules = options.readRules ?? {};
   }
 
   /** Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts). */
@@ -172,6 +182,20 @@ export class ObjectService {
     checkClassName(className);
     if (options.limit === 0) return [];
     return this.store.findObjects(caller.appId, className, { ...options, readers: readersFor(caller) });
+  }
+
+  /**
+   * The objects `plan` includes from `roots`, read with the caller's readers: one statement per class
+   * each level reaches. An object the caller may not read, or that is gone, is absent: its pointer stays bare.
+   */
+  async readIncluded(caller: Caller, roots: readonly StoredObject[], plan: IncludePlan): Promise<Included> {
+    if (plan.children.size === 0 || roots.length === 0) return new Map();
+    const readers = readersFor(caller);
+    return readIncluded(roots, plan, async (className, ids) => {
+      const objects = await this.store.getObjects(caller.appId, className, ids, readers);
+      const rule = own(this.readRules, className);
+      return rule ? objects.filter((object) => rule(caller, object)) : objects;
+    });
   }
 
   async count(caller: Caller, className: string, where: Where): Promise<number> {

@@ -28,9 +28,6 @@ const queryOperators = table({
 
 const writeOperations = table({ AddRelation: 'relations', RemoveRelation: 'relations' });
 
-/** Query parameters Roost does not read yet; the value is what they do on the hosted service. */
-const queryParams = table({ include: 'include (pointers answered with their objects)' });
-
 /** Refuses a query operator of a feature Roost does not have yet (400 code 102, naming it). */
 export function refuseQueryOperator(operator: string): void {
   const feature = queryOperators[operator];
@@ -41,10 +38,4 @@ export function refuseQueryOperator(operator: string): void {
 export function refuseWriteOperation(op: unknown): void {
   const feature = typeof op === 'string' ? writeOperations[op] : undefined;
   if (feature) fail('notSupported', `Not supported yet: ${op as string} (${feature}).`);
-}
-
-/** Refuses a query parameter Roost does not read yet, when it asks for something (400 code 102). */
-export function refuseQueryParam(name: string, value: string | undefined): void {
-  const feature = queryParams[name];
-  if (feature && value !== undefined && value !== '') fail('queryNotSupported', `Not supported yet: ${feature}.`);
 }

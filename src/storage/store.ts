@@ -64,6 +64,11 @@ export interface Store {
   getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null>;
   /** getObject with the fields as JSON text (StoredJson), for a read that sends them on as they are. */
   getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null>;
+  /**
+   * The objects among `ids` of one class that the readers may read, in one statement however many ids
+   * (an include level reads each class it reaches this way); any order, missing and implausible ids left out.
+   */
+  getObjects(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<StoredObject[]>;
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
   countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number>;
   classExists(appId: string, className: string): Promise<boolean>;

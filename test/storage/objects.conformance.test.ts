@@ -157,6 +157,29 @@ test('getObject and getObjectJson: the readers of each row decide; null readers 
   }
 });
 
+test('getObjects: the readable ones among many ids of one class, in one call; duplicates, missing, other classes and implausible ids left out', async () => {
+  const appId = await freshApp(store());
+  const open = objectOf('Doc', { n: 1 });
+  const mine = objectOf('Doc', { n: 2 }, { u1: { read: true } });
+  const role = objectOf('Doc', { n: 3 }, { 'role:admin': { read: true } });
+  const other = objectOf('Other', { n: 4 });
+  for (const o of [open, mine, role, other]) await store().insertObject(appId, o);
+  const ids = [open, mine, role, other].map((o) => o.objectId);
+  const asked = [...ids, open.objectId, 'missing', 'bad\u0000id', ''];
+  const read = async (readers: readonly string[] | null) =>
+    (await store().getObjects(appId, 'Doc', asked, readers)).sort((a, b) => (a.data.n as number) - (b.data.n as number));
+  assert.deepEqual(await read(null), [open, mine, role]);
+  assert.deepEqual(await read(['*']), [open]);
+  assert.deepEqual(await read(['*', 'u1']), [open, mine]);
+  assert.deepEqual(await read(['*', 'role:admin']), [open, role]);
+  assert.deepEqual(await store().getObjects(appId, 'Doc', [], null), []);
+  assert.deepEqual(await store().getObjects(appId, 'Nothing', ids, null), []);
+  assert.deepEqual(await store().getObjects('no-such-app', 'Doc', ids, null), []);
+  // A level of a thousand results each holding a few pointers: still one call, past any per-statement id limit.
+  const many = Array.from({ length: 5000 }, (_, i) => `id${i}`);
+  assert.deepEqual(await store().getObjects(appId, 'Doc', [...many, open.objectId], ['*']), [open]);
+});
+
 test('findObjects: where, readers, order, skip and limit; countObjects and classExists agree', async () => {
   const appId = await freshApp(store());
   const rows = [

@@ -6,6 +6,7 @@ import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack, type Query } from '../params.ts';
+import { answerObject, answerObjects } from '../answer.ts';
 
 interface ClassParams {
   className: string;
@@ -32,11 +33,11 @@ export const maxIdsPerDelete = maxLimit;
 /** A response marked by the batch runner gets `null` for a missing object, as the service answers there. */
 export const batchHeader = 'x-roost-batch';
 
-/** Whether a read's query is valid and asks for neither `keys` nor the ACL: its fields go out as stored. */
+/** Whether a read's query is valid and asks for none of `keys`, the ACL and `include`: its fields go out as stored. */
 function sendsFieldsAsStored(query: Query): boolean {
   try {
     const params = listParams(query);
-    return params.projection === null && !params.returnAcl;
+    return params.projection === null && !params.returnAcl && params.include === null;
   } catch {
     return false; // the full path reports the error, after the read as always
   }
@@ -68,8 +69,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       }
       const found = await objects.get(request.ctx, className, objectId);
       if (found === null || found === 'noClass') return missing(request, found);
-      const params = listParams(query);
-      return toWire(found, { projection: params.projection, returnAcl: params.returnAcl });
+      return answerObject(objects, request.ctx, found, listParams(query));
     },
 
     async update(request, _reply, className, objectId) {
@@ -93,11 +93,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
         objects.find(request.ctx, className, params),
         params.count ? objects.count(request.ctx, className, params.where) : Promise.resolve(undefined),
       ]);
-      const body: { results: unknown[]; count?: number } = {
-        results: results.map((object) =>
-          toWire(object, { projection: params.projection, returnAcl: params.returnAcl }),
-        ),
-      };
+      const body: { results: unknown[]; count?: number } = { results: await answerObjects(objects, request.ctx, results, params) };
       if (count !== undefined) body.count = count;
       return body;
     },

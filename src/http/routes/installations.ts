@@ -5,6 +5,7 @@ import { toWire, touchedFields } from '../../objects/wire.ts';
 import { installationClass, type InstallationService } from '../../push/installations.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
+import { answerObject } from '../answer.ts';
 import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
 
 interface ObjectParams {
@@ -36,8 +37,7 @@ export function installationHandlers(options: { objects: ObjectService; installa
     async get(request, _reply, _className, objectId) {
       const found = await options.installations.get(request.ctx, objectId);
       if (found === null || found === 'noClass') return missing(request, found);
-      const params = listParams(queryOf(request));
-      return toWire(found, { projection: params.projection, returnAcl: params.returnAcl });
+      return answerObject(options.objects, request.ctx, found, listParams(queryOf(request)));
     },
     async update(request, _reply, _className, objectId) {
       const query = queryOf(request);

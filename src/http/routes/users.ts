@@ -3,7 +3,10 @@ import type { AccountService } from '../../accounts/service.ts';
 import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
 import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
-import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
+import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack } from '../params.ts';
+import type { ObjectService } from '../../objects/service.ts';
+import { parseInclude } from '../../objects/include.ts';
+import { answerObject, answerObjects } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
 
 interface UserParams {
@@ -14,7 +17,7 @@ interface UserParams {
  * The `_User` handlers; both /1.1/users… and /1.1/classes/_User… (what the SDKs use, batch
  * included) call these, so the two path families cannot drift apart.
  */
-export function userHandlers(accounts: AccountService, locationPrefix: (request: FastifyRequest) => string) {
+export function userHandlers(accounts: AccountService, objects: ObjectService, locationPrefix: (request: FastifyRequest) => string) {
   return {
     async create(request: FastifyRequest, reply: FastifyReply) {
       // authData: sign in the bound user (200) or sign a new one up (201); SPEC §4.1 row 2.
@@ -31,8 +34,7 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
 
     async get(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const user = await accounts.get(request.ctx, objectId);
-      const params = listParams(queryOf(request));
-      return toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl, viewer: request.ctx });
+      return answerObject(objects, request.ctx, user, listParams(queryOf(request)));
     },
 
     async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
@@ -55,11 +57,7 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
         accounts.find(request.ctx, params),
         params.count ? accounts.count(request.ctx, params.where) : Promise.resolve(undefined),
       ]);
-      const body: { results: unknown[]; count?: number } = {
-        results: results.map((user) =>
-          toUserWire(user, { projection: params.projection, returnAcl: params.returnAcl, viewer: request.ctx }),
-        ),
-      };
+      const body: { results: unknown[]; count?: number } = { results: await answerObjects(objects, request.ctx, results, params) };
       if (count !== undefined) body.count = count;
       return body;
     },
@@ -67,8 +65,8 @@ export function userHandlers(accounts: AccountService, locationPrefix: (request:
 }
 
 /** What /1.1/classes/_User… dispatches to (see registerClassRoutes' builtIn). */
-export function userClassHandlers(accounts: AccountService): ClassHandlers {
-  const users = userHandlers(accounts, () => '/1.1/classes/_User');
+export function userClassHandlers(accounts: AccountService, objects: ObjectService): ClassHandlers {
+  const users = userHandlers(accounts, objects, () => '/1.1/classes/_User');
   return {
     create: (request, reply) => users.create(request, reply),
     get: (request, reply, _className, objectId) => users.get(request, reply, objectId),
@@ -78,9 +76,9 @@ export function userClassHandlers(accounts: AccountService): ClassHandlers {
   };
 }
 
-export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService }): void {
-  const { accounts } = options;
-  const users = userHandlers(accounts, () => '/1.1/users');
+export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService; objects: ObjectService }): void {
+  const { accounts, objects } = options;
+  const users = userHandlers(accounts, objects, () => '/1.1/users');
 
   app.post('/1.1/users', (request, reply) => users.create(request, reply));
   app.get('/1.1/users', (request) => users.find(request));
@@ -90,7 +88,10 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   });
   app.get('/1.1/users/me', async (request) => {
     const { user, sessionToken } = await accounts.me(request.ctx);
-    return toSessionWire(user, sessionToken);
+    const include = parseInclude(param(queryOf(request), 'include'));
+    if (include === null) return toSessionWire(user, sessionToken);
+    // The user reads itself: its includes expanded as any read's, then its token as toSessionWire adds it.
+    return { ...(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false })), sessionToken };
   });
   app.get<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
     users.get(request, reply, request.params.objectId),

@@ -1,0 +1,51 @@
+import { toUserWire } from '../accounts/user-fields.ts';
+import type { Caller } from '../objects/acl.ts';
+import { planInclude, renderIncluded, type IncludeTree, type ObjectView } from '../objects/include.ts';
+import type { Projection } from '../objects/query.ts';
+import type { ObjectService } from '../objects/service.ts';
+import type { JsonObject, StoredObject } from '../objects/types.ts';
+import { toWire } from '../objects/wire.ts';
+import { table } from '../lib/lookup.ts';
+
+/** Classes whose objects go out otherwise than toWire, wherever they are answered (root or included). */
+const views = table<(caller: Caller) => ObjectView>({
+  // No password, hash or token; authData only for the user itself and the master key.
+  _User: (caller) => (object, options) => toUserWire(object, { ...options, viewer: caller }),
+});
+
+/** How `caller` sees an object of any class. */
+export function viewFor(caller: Caller): ObjectView {
+  const byClass = new Map<string, ObjectView>();
+  return (object, options) => {
+    let view = byClass.get(object.className);
+    if (!view) byClass.set(object.className, (view = views[object.className]?.(caller) ?? toWire));
+    return view(object, options);
+  };
+}
+
+export interface ReadAnswer {
+  include: IncludeTree | null;
+  projection: Projection | null;
+  returnAcl: boolean;
+}
+
+/**
+ * Objects read by `caller` as they go out: `keys`, `returnACL`, and `include` expanded with one read per
+ * level and class (ObjectService.readIncluded), each object in its class's view.
+ */
+export async function answerObjects(
+  objects: ObjectService,
+  caller: Caller,
+  roots: readonly StoredObject[],
+  params: ReadAnswer,
+): Promise<JsonObject[]> {
+  const plan = planInclude(params.include, params.projection);
+  const included = await objects.readIncluded(caller, roots, plan);
+  const options = { view: viewFor(caller), returnAcl: params.returnAcl };
+  return roots.map((root) => renderIncluded(root, plan, included, options));
+}
+
+/** answerObjects of one object. */
+export async function answerObject(objects: ObjectService, caller: Caller, root: StoredObject, params: ReadAnswer): Promise<JsonObject> {
+  return (await answerObjects(objects, caller, [root], params))[0];
+}
