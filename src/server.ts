@@ -17,6 +17,7 @@ import { genericHandlers, registerClassRoutes } from './http/routes/classes.ts';
 import { registerBatchRoutes } from './http/routes/batch.ts';
 import { registerCloudQueryRoutes } from './http/routes/cloud-query.ts';
 import { registerScanRoutes } from './http/routes/scan.ts';
+import { registerRoleRoutes } from './http/routes/roles.ts';
 import { registerBatchSaveRoute } from './http/routes/batch-save.ts';
 import { unsupportedClassHandlers } from './http/unsupported.ts';
 import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
@@ -223,7 +224,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerSettingsRoutes(api, { registry });
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
-    registerClassRoutes(api, { generic: genericHandlers(objects), builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, ...unsupportedClassHandlers() } });
+    const generic = genericHandlers(objects);
+    registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, ...unsupportedClassHandlers() } });
+    registerRoleRoutes(api, { handlers: generic });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
     registerUserRoutes(api, { accounts, objects });

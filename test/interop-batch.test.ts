@@ -96,10 +96,6 @@ test('what Roost lacks fails through the SDK with an error naming it (README "No
   assert.deepEqual([cloud.code, cloud.message], [404, 'Not supported yet: cloud functions (POST /1.1/functions/…).']);
   const near = await rejection(new AV.Query('Bulk').near('where', new AV.GeoPoint(30, 120)).find());
   assert.deepEqual([near.code, near.message], [102, 'Not supported yet: $nearSphere (geo queries).']);
-  const acl = new AV.ACL();
-  acl.setPublicReadAccess(true);
-  const role = await rejection(new AV.Role('Admin', acl).save());
-  assert.deepEqual([role.code, role.message], [1, 'Not supported yet: roles (_Role).']);
   const post = new AV.Object('BulkRelation');
   await post.save();
   post.relation('likes').add(AV.Object.createWithoutData('BulkRelation', post.id as string));

@@ -8,7 +8,6 @@ import type { ClassHandlers } from './routes/classes.ts';
 const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
   [/^\/1\.1\/schemas(\/|$)/, 'class schemas'],
-  [/^\/1\.1\/roles(\/|$)/, 'roles'],
   [/^\/1\.1\/(files|fileTokens|fileCallback|qiniu)(\/|$)/, 'files'],
   [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
   [/^\/1\.1\/users\/[^/]+\/(friendship|followers|followees|followersAndFollowees)(\/|$)/, 'followers'],
@@ -21,7 +20,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
 
 /** Built-in classes of those features: reading or writing them as plain objects would mean something else later. */
 const classFeatures: Readonly<Record<string, string>> = {
-  _Role: 'roles',
   _File: 'files',
   _Conversation: 'instant messaging',
   _Status: 'status messages',

@@ -4,6 +4,7 @@ import { newObjectId } from '../lib/ids.ts';
 import { own } from '../lib/lookup.ts';
 import type { Store } from '../storage/store.ts';
 import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl.ts';
+import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
@@ -23,6 +24,7 @@ const takenErrors: Record<UniqueField, ErrorKind> = {
   installationId: 'duplicateValue',
   authData: 'linkedElsewhere',
   classIndex: 'duplicateValue',
+  roleName: 'duplicateValue',
 };
 
 /**
@@ -100,6 +102,7 @@ export class ObjectService {
   /** Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts). */
   async create(caller: Caller & { app: AppRecord }, className: string, body: WriteBody): Promise<StoredObject> {
     checkClassName(className);
+    classRulesOf(className)?.checkCreate?.(body);
     const data = applyOperations({}, body.operations);
     if (data instanceof ApiError) throw data;
     const acl = body.acl ?? defaultAclFor(caller.app.settings.classDefaultACL, className, caller.userId);
@@ -149,12 +152,13 @@ export class ObjectService {
     guard?: (current: StoredObject) => ApiError | null,
   ): Promise<StoredObject> {
     checkClassName(className);
+    const classGuard = classRulesOf(className)?.updateGuard?.(body);
     const ref = { appId: caller.appId, className, objectId };
     const outcome = await this.store.updateObject<ApiError>(
       ref,
       (current) => {
         if (!canWrite(current.acl, caller)) return { refused: new ApiError('aclWriteDenied') };
-        const refusal = guard?.(current);
+        const refusal = guard?.(current) ?? classGuard?.(current);
         if (refusal) return { refused: refusal };
         const data = applyOperations(current.data, body.operations);
         if (data instanceof ApiError) return { refused: data };

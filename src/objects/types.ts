@@ -75,8 +75,8 @@ export interface FindQuery {
 }
 
 /** Fields whose uniqueness the database enforces; a race loser learns which one it lost on. */
-/** `classIndex`: the values of a unique index users declared on the class (POST /1.1/indexes). */
-export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData' | 'classIndex';
+/** `classIndex`: the values of a unique index users declared on the class (POST /1.1/indexes); `roleName`: a `_Role`'s name. */
+export type UniqueField = 'objectId' | 'username' | 'email' | 'mobilePhoneNumber' | 'installationId' | 'authData' | 'classIndex' | 'roleName';
 
 /**
  * A change or guard saying no: the caller's own reason (the domain's error), which the store hands

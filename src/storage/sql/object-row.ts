@@ -176,6 +176,7 @@ const uniqueIndexes: ReadonlyArray<{ name: string; table: string; columns: strin
   { name: 'objects_email_key', table: 'objects', columns: 'app_id, email', field: 'email' },
   { name: 'objects_mobile_phone_key', table: 'objects', columns: 'app_id, mobile_phone', field: 'mobilePhoneNumber' },
   { name: 'objects_installation_id_key', table: 'objects', columns: 'app_id, installation_id', field: 'installationId' },
+  { name: 'objects_role_name_key', table: 'objects', columns: '', field: 'roleName' },
   { name: 'auth_identities_pkey', table: 'auth_identities', columns: 'app_id, platform, uid', field: 'authData' },
 ];
 

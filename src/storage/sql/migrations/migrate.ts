@@ -5,6 +5,7 @@ import { objectsDataGin } from './0002_objects_data_gin.ts';
 import { classIndexes } from './0003_class_indexes.ts';
 import { objectsInsertionOrder } from './0004_objects_insertion_order.ts';
 import { relations } from './0005_relations.ts';
+import { roleNames } from './0006_role_names.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -23,6 +24,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0003_class_indexes', classIndexes],
   ['0004_objects_insertion_order', objectsInsertionOrder],
   ['0005_relations', relations],
+  ['0006_role_names', roleNames],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
