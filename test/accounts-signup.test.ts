@@ -28,7 +28,7 @@ test('sign-up answers 201 with Location, the user and a session token', async ()
   });
   assert.equal(response.status, 201, response.text);
   const body = response.body;
-  assert.equal(response.headers.get('location'), `/1.1/users/${body.objectId}`);
+  assert.equal(response.headers.get('location'), `/1.1/classes/_User/${body.objectId}`);
   assert.match(body.objectId, /^[a-z0-9]{24}$/);
   assert.match(body.createdAt, isoMs);
   assert.equal(body.updatedAt, body.createdAt);
@@ -52,7 +52,7 @@ test('sign-up answers 201 with Location, the user and a session token', async ()
   assert.equal('password' in body, false);
 
   // Custom fields are stored as given.
-  const read = await server.master.get(`/1.1/users/${body.objectId}`);
+  const read = await server.master.get(`/1.1/classes/_User/${body.objectId}`);
   assert.equal(read.status, 200, read.text);
   assert.equal(read.body.nickname, 'Ann');
   assert.deepEqual(read.body.born, { __type: 'Date', iso: '1990-01-02T03:04:05.000Z' });

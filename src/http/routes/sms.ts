@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire } from '../../accounts/user-fields.ts';
 import { isoDate } from '../../lib/clock.ts';
+import { userLocation } from './users.ts';
 
 interface CodeParams {
   code: string;
@@ -25,7 +26,7 @@ export function registerSmsRoutes(app: FastifyInstance, options: { accounts: Acc
   });
   app.post('/1.1/usersByMobilePhone', async (request, reply) => {
     const signedIn = await sms.signUpOrLogIn(request.ctx, request.body);
-    reply.status(signedIn.created ? 201 : 200).header('Location', `/1.1/users/${signedIn.user.objectId}`);
+    reply.status(signedIn.created ? 201 : 200).header('Location', userLocation(signedIn.user.objectId));
     return toSessionWire(signedIn.user, signedIn.sessionToken);
   });
   app.post('/1.1/requestMobilePhoneVerify', async (request) => {

@@ -17,18 +17,23 @@ interface UserParams {
  * The `_User` handlers; both /1.1/users… and /1.1/classes/_User… (what the SDKs use, batch
  * included) call these, so the two path families cannot drift apart.
  */
-export function userHandlers(accounts: AccountService, objects: ObjectService, locationPrefix: (request: FastifyRequest) => string) {
+/** A new user's Location, whichever path created it: the hosted service answered sign-ups with this one (relative). */
+export function userLocation(objectId: string): string {
+  return `/1.1/classes/_User/${objectId}`;
+}
+
+export function userHandlers(accounts: AccountService, objects: ObjectService) {
   return {
     async create(request: FastifyRequest, reply: FastifyReply) {
       // authData: sign in the bound user (200) or sign a new one up (201); SPEC §4.1 row 2.
       if (isObject(request.body) && request.body.authData !== undefined) {
         const failOnNotExist = flag(queryOf(request), 'failOnNotExist');
         const signedIn = await accounts.thirdParty.signIn(request.ctx, request.body, { failOnNotExist });
-        reply.status(signedIn.created ? 201 : 200).header('Location', `${locationPrefix(request)}/${signedIn.user.objectId}`);
+        reply.status(signedIn.created ? 201 : 200).header('Location', userLocation(signedIn.user.objectId));
         return toSessionWire(signedIn.user, signedIn.sessionToken);
       }
       const { user, sessionToken } = await accounts.signup(request.ctx, request.body);
-      reply.status(201).header('Location', `${locationPrefix(request)}/${user.objectId}`);
+      reply.status(201).header('Location', userLocation(user.objectId));
       return toSessionWire(user, sessionToken);
     },
 
@@ -66,7 +71,7 @@ export function userHandlers(accounts: AccountService, objects: ObjectService, l
 
 /** What /1.1/classes/_User… dispatches to (see registerClassRoutes' builtIn). */
 export function userClassHandlers(accounts: AccountService, objects: ObjectService): ClassHandlers {
-  const users = userHandlers(accounts, objects, () => '/1.1/classes/_User');
+  const users = userHandlers(accounts, objects);
   return {
     create: (request, reply) => users.create(request, reply),
     get: (request, reply, _className, objectId) => users.get(request, reply, objectId),
@@ -78,7 +83,7 @@ export function userClassHandlers(accounts: AccountService, objects: ObjectServi
 
 export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService; objects: ObjectService }): void {
   const { accounts, objects } = options;
-  const users = userHandlers(accounts, objects, () => '/1.1/users');
+  const users = userHandlers(accounts, objects);
 
   app.post('/1.1/users', (request, reply) => users.create(request, reply));
   app.get('/1.1/users', (request) => users.find(request));
