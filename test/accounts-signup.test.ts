@@ -52,7 +52,7 @@ test('sign-up answers 201 with Location, the user and a session token', async ()
   assert.equal('password' in body, false);
 
   // Custom fields are stored as given.
-  const read = await server.master.get(`/1.1/classes/_User/${body.objectId}`);
+  const read = await server.master.get(`/1.1/users/${body.objectId}`);
   assert.equal(read.status, 200, read.text);
   assert.equal(read.body.nickname, 'Ann');
   assert.deepEqual(read.body.born, { __type: 'Date', iso: '1990-01-02T03:04:05.000Z' });

@@ -56,7 +56,7 @@ test('the hosted recording: weixin_1 (uid, main account) creates the user and _w
     assert.equal(again.status, 200, again.text);
     assert.equal(again.body.objectId, first.body.objectId);
   }
-  const stored = await server.master.get(`/1.1/classes/_User/${first.body.objectId}`);
+  const stored = await server.master.get(`/1.1/users/${first.body.objectId}`);
   assert.deepEqual(Object.keys(stored.body.authData).sort(), ['_weixin_unionid', 'weixin_1', 'weixin_2']);
 });
 
@@ -145,10 +145,10 @@ test('an entry linked with both uid and openid is found by the field its key is 
   const session = created.body.sessionToken;
   const weixin1 = { uid: id('u'), openid: id('o'), access_token: 't' };
   const weixin = { uid: id('u'), openid: id('o'), access_token: 't' };
-  const linked = await server.client.put(`/1.1/classes/_User/${created.body.objectId}`, { authData: { weixin_1: weixin1, weixin } }, { session });
+  const linked = await server.client.put(`/1.1/users/${created.body.objectId}`, { authData: { weixin_1: weixin1, weixin } }, { session });
   assert.equal(linked.status, 200, linked.text);
   // An ordinary update rewrites the row; the identities stay those sign-in looks up.
-  await server.client.put(`/1.1/classes/_User/${created.body.objectId}`, { city: 'Oslo' }, { session });
+  await server.client.put(`/1.1/users/${created.body.objectId}`, { city: 'Oslo' }, { session });
   for (const authData of [{ weixin_1: { uid: weixin1.uid } }, { weixin: { openid: weixin.openid, access_token: 't' } }]) {
     const found = await signIn(authData, { failOnNotExist: 'true' });
     assert.equal(found.status, 200, `${JSON.stringify(authData)}: ${found.text}`);
@@ -156,7 +156,7 @@ test('an entry linked with both uid and openid is found by the field its key is 
   }
   const bob = await signIn({ myplatform: { uid: id('u'), access_token: 't' } });
   const taken = await server.client.put(
-    `/1.1/classes/_User/${bob.body.objectId}`,
+    `/1.1/users/${bob.body.objectId}`,
     { authData: { weixin_1: { uid: weixin1.uid, access_token: 'x' } } },
     { session: bob.body.sessionToken },
   );
@@ -187,7 +187,7 @@ test('anonymous is dropped by linking any platform, by a first password, and by 
   for (const platform of ['github', 'weixin_1', 'weibo']) {
     const anon = await signIn({ anonymous: { id: randomUUID() } });
     const entry = { uid: id('u'), access_token: 't' };
-    const linked = await server.client.put(`/1.1/classes/_User/${anon.body.objectId}`, { [`authData.${platform}`]: entry }, {
+    const linked = await server.client.put(`/1.1/users/${anon.body.objectId}`, { [`authData.${platform}`]: entry }, {
       session: anon.body.sessionToken,
     });
     assert.equal(linked.status, 200, linked.text);
@@ -195,7 +195,7 @@ test('anonymous is dropped by linking any platform, by a first password, and by 
     assert.deepEqual(me.body.authData, { [platform]: entry });
   }
   const anon = await signIn({ anonymous: { id: randomUUID() } });
-  const password = await server.client.put(`/1.1/classes/_User/${anon.body.objectId}`, { password: 'first-password' }, {
+  const password = await server.client.put(`/1.1/users/${anon.body.objectId}`, { password: 'first-password' }, {
     session: anon.body.sessionToken,
   });
   assert.equal(password.status, 200, password.text);
@@ -211,7 +211,7 @@ test('authData sign-in is not a password login: the unverified-email rule (216) 
   const created = await signIn(entry);
   const session = created.body.sessionToken;
   const email = `${id('mail')}@example.com`;
-  const update = await server.client.put(`/1.1/classes/_User/${created.body.objectId}`, { email, password: 'pw-216-check' }, { session });
+  const update = await server.client.put(`/1.1/users/${created.body.objectId}`, { email, password: 'pw-216-check' }, { session });
   assert.equal(update.status, 200, update.text);
   const on = await server.master.put('/1.1/settings', { preventLoginWithUnverifiedEmail: true });
   assert.equal(on.status, 200, on.text);

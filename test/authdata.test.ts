@@ -69,7 +69,7 @@ test('link with the session, 208 when bound elsewhere, unlink with Delete', asyn
   const ann = await signUp(server.client);
   const bob = await signUp(server.client);
   const authData = other();
-  const linked = await ann.client.put(`/1.1/classes/_User/${ann.objectId}`, { authData });
+  const linked = await ann.client.put(`/1.1/users/${ann.objectId}`, { authData });
   assert.equal(linked.status, 200, linked.text);
   assert.deepEqual(Object.keys(linked.body).sort(), ['objectId', 'updatedAt']);
   assert.equal(linked.body.objectId, ann.objectId);
@@ -81,9 +81,9 @@ test('link with the session, 208 when bound elsewhere, unlink with Delete', asyn
   const taken = await bob.client.put(`/1.1/classes/_User/${bob.objectId}`, { authData });
   assert.equal(taken.status, 400);
   assert.equal(taken.body.code, 208);
-  const noSession = await server.client.put(`/1.1/classes/_User/${ann.objectId}`, { authData: other() });
+  const noSession = await server.client.put(`/1.1/users/${ann.objectId}`, { authData: other() });
   assert.equal(noSession.status, 403);
-  const otherUser = await bob.client.put(`/1.1/classes/_User/${ann.objectId}`, { authData: other() });
+  const otherUser = await bob.client.put(`/1.1/users/${ann.objectId}`, { authData: other() });
   assert.equal(otherUser.status, 403);
 
   // A second platform merges with the first; ?new=true returns the merged authData.
@@ -92,7 +92,7 @@ test('link with the session, 208 when bound elsewhere, unlink with Delete', asyn
   assert.equal(merged.status, 200, merged.text);
   assert.deepEqual(merged.body.authData, { ...authData, ...second });
 
-  const unlinked = await ann.client.put(`/1.1/classes/_User/${ann.objectId}`, { 'authData.myplatform': { __op: 'Delete' } });
+  const unlinked = await ann.client.put(`/1.1/users/${ann.objectId}`, { 'authData.myplatform': { __op: 'Delete' } });
   assert.equal(unlinked.status, 200, unlinked.text);
   assert.deepEqual(Object.keys(unlinked.body).sort(), ['objectId', 'updatedAt']);
   const me = await ann.client.get('/1.1/users/me');
@@ -100,7 +100,7 @@ test('link with the session, 208 when bound elsewhere, unlink with Delete', asyn
   // Unbound now: the next sign-in makes a new user, and Bob may link it.
   const fresh = await signIn(authData, { failOnNotExist: 'true' });
   assert.equal(fresh.body.code, 211);
-  const bobLinks = await bob.client.put(`/1.1/classes/_User/${bob.objectId}`, { authData });
+  const bobLinks = await bob.client.put(`/1.1/users/${bob.objectId}`, { authData });
   assert.equal(bobLinks.status, 200, bobLinks.text);
 });
 
@@ -109,12 +109,12 @@ test('authData is shown only to its owner and the master key', async () => {
   const owner = await signIn(authData);
   const id = owner.body.objectId;
   const stranger = await signUp(server.client);
-  const anonymous = await server.client.get(`/1.1/classes/_User/${id}`);
+  const anonymous = await server.client.get(`/1.1/users/${id}`);
   assert.equal(anonymous.status, 200);
   assert.equal(anonymous.body.authData, undefined);
   assert.equal((await stranger.client.get(`/1.1/classes/_User/${id}`)).body.authData, undefined);
-  assert.deepEqual((await server.client.get(`/1.1/classes/_User/${id}`, { session: owner.body.sessionToken })).body.authData, authData);
-  assert.deepEqual((await server.master.get(`/1.1/classes/_User/${id}`)).body.authData, authData);
+  assert.deepEqual((await server.client.get(`/1.1/users/${id}`, { session: owner.body.sessionToken })).body.authData, authData);
+  assert.deepEqual((await server.master.get(`/1.1/users/${id}`)).body.authData, authData);
   assert.deepEqual((await server.client.get('/1.1/users/me', { session: owner.body.sessionToken })).body.authData, authData);
   const listed = await server.master.get('/1.1/users', { query: { where: { objectId: id } } });
   assert.deepEqual(listed.body.results[0].authData, authData);
@@ -135,7 +135,7 @@ test('anonymous users: lowercase UUID; linking a platform makes a regular user, 
   const session = anon.body.sessionToken;
   assert.equal((await signIn({ anonymous: { id } })).body.objectId, anon.body.objectId);
   const authData = other();
-  const linked = await server.client.put(`/1.1/classes/_User/${anon.body.objectId}`, { authData }, { session });
+  const linked = await server.client.put(`/1.1/users/${anon.body.objectId}`, { authData }, { session });
   assert.equal(linked.status, 200, linked.text);
   const me = await server.client.get('/1.1/users/me', { session });
   assert.equal(me.body.objectId, anon.body.objectId);
@@ -165,7 +165,7 @@ test('anonymous users: a username and password make a regular user, same objectI
   assert.equal(login.status, 200, login.text);
   assert.equal(login.body.objectId, anon.body.objectId);
   // Once it has a password, changing it needs updatePassword, as for everyone.
-  const again = await server.client.put(`/1.1/classes/_User/${anon.body.objectId}`, { password: 'other' }, { session });
+  const again = await server.client.put(`/1.1/users/${anon.body.objectId}`, { password: 'other' }, { session });
   assert.equal(again.status, 403);
 });
 
@@ -196,7 +196,7 @@ test('shapes of each platform kind are checked: a clear 4xx', async () => {
     assert.equal(typeof response.body.error, 'string');
   }
   const user = await signUp(server.client);
-  const badLink = await user.client.put(`/1.1/classes/_User/${user.objectId}`, { 'authData.weibo': { uid: 7 } });
+  const badLink = await user.client.put(`/1.1/users/${user.objectId}`, { 'authData.weibo': { uid: 7 } });
   assert.equal(badLink.status, 400);
   const good = await signIn({ taptap: { kid: 'k1', access_token: 'k1', token_type: 'mac', mac_key: 'm', mac_algorithm: 'hmac-sha-1', openid: uid(), name: 'n', avatar: 'https://x/a.png', unionid: 'tu' } });
   assert.equal(good.status, 201, good.text);
@@ -257,16 +257,16 @@ test('union id: a main-account entry adds _<platform>_unionid; another key with 
 
   // Unlinking the last entry carrying a union id drops its derived entry.
   const session = both.body.sessionToken;
-  await server.client.put(`/1.1/classes/_User/${both.body.objectId}`, { 'authData.weixin': { __op: 'Delete' } }, { session });
+  await server.client.put(`/1.1/users/${both.body.objectId}`, { 'authData.weixin': { __op: 'Delete' } }, { session });
   assert.ok((await server.client.get('/1.1/users/me', { session })).body.authData._weixin_unionid);
-  await server.client.put(`/1.1/classes/_User/${both.body.objectId}`, { 'authData.weibo': { __op: 'Delete' } }, { session });
+  await server.client.put(`/1.1/users/${both.body.objectId}`, { 'authData.weibo': { __op: 'Delete' } }, { session });
   assert.deepEqual((await server.client.get('/1.1/users/me', { session })).body.authData, {});
 });
 
 test('deleting a user frees its third-party accounts', async () => {
   const authData = other();
   const created = await signIn(authData);
-  const removed = await server.client.delete(`/1.1/classes/_User/${created.body.objectId}`, { session: created.body.sessionToken });
+  const removed = await server.client.delete(`/1.1/users/${created.body.objectId}`, { session: created.body.sessionToken });
   assert.equal(removed.status, 200);
   const again = await signIn(authData);
   assert.equal(again.status, 201);
@@ -316,7 +316,7 @@ test('malformed authData bodies get a clear 4xx, never a 5xx', async () => {
     { 'authData.myplatform.uid': 'x' },
   ];
   for (const body of updates) {
-    const response = await user.client.put(`/1.1/classes/_User/${user.objectId}`, body);
+    const response = await user.client.put(`/1.1/users/${user.objectId}`, body);
     assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(body)} → ${response.status} ${response.text}`);
   }
 });
@@ -335,7 +335,7 @@ test('authData sign-in and unlink work inside a batch', async () => {
   assert.equal(second.success.objectId, first.success.objectId);
   const unlink = await server.client.post(
     '/1.1/batch',
-    { requests: [{ method: 'PUT', path: `/1.1/classes/_User/${first.success.objectId}`, body: { 'authData.myplatform': { __op: 'Delete' } } }] },
+    { requests: [{ method: 'PUT', path: `/1.1/users/${first.success.objectId}`, body: { 'authData.myplatform': { __op: 'Delete' } } }] },
     { session: first.success.sessionToken },
   );
   assert.deepEqual(Object.keys(unlink.body[0].success).sort(), ['objectId', 'updatedAt']);
