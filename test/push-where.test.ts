@@ -155,8 +155,8 @@ test('the record keeps the where as it was sent, operators included', async () =
 test('a bad where gets the same answer as the same where in an _Installation query (never 121)', async () => {
   const wheres: unknown[] = [
     { n: { $nope: 1 } },
-    { n: { $inQuery: { where: { a: 1 }, className: '_User' } } },
-    { n: { $select: { query: { className: '_User' }, key: 'a' } } },
+    { n: { $inQuery: { where: { a: 1 } } } },
+    { n: { $select: { query: { className: '_User' } } } },
     { 'bad key': 1 },
     { __n: 1 },
     { $or: 'x' },

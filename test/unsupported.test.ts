@@ -78,13 +78,8 @@ describe('routes', () => {
 describe('queries and writes', () => {
   const where = (w: unknown) => server.client.get('/1.1/classes/Post', { query: { where: w } });
 
-  test('subqueries, relations and geo operators answer 400 code 102 naming the operator', async () => {
-    const subquery = { where: { a: 1 }, className: 'Other' };
+  test('relations and geo operators answer 400 code 102 naming the operator', async () => {
     const cases: Array<[unknown, string]> = [
-      [{ author: { $inQuery: subquery } }, 'Not supported yet: $inQuery (subqueries).'],
-      [{ author: { $notInQuery: subquery } }, 'Not supported yet: $notInQuery (subqueries).'],
-      [{ name: { $select: { query: subquery, key: 'name' } } }, 'Not supported yet: $select (subqueries).'],
-      [{ name: { $dontSelect: { query: subquery, key: 'name' } } }, 'Not supported yet: $dontSelect (subqueries).'],
       [
         { $relatedTo: { object: { __type: 'Pointer', className: 'Post', objectId: 'x' }, key: 'likes' } },
         'Not supported yet: $relatedTo (relations).',
@@ -95,7 +90,7 @@ describe('queries and writes', () => {
       ],
       [{ location: { $within: { $box: [] } } }, 'Not supported yet: $within (geo queries).'],
       [{ location: { $geoWithin: { $centerSphere: [] } } }, 'Not supported yet: $geoWithin (geo queries).'],
-      [{ $or: [{ a: 1 }, { author: { $inQuery: subquery } }] }, 'Not supported yet: $inQuery (subqueries).'],
+      [{ $or: [{ a: 1 }, { location: { $within: { $box: [] } } }] }, 'Not supported yet: $within (geo queries).'],
     ];
     for (const [w, error] of cases) {
       const res = await where(w);

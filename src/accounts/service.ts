@@ -4,8 +4,8 @@ import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { conditionFor, readersFor } from '../objects/acl.ts';
 import { applyOperations } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
-import type { JsonObject, OrderKey, StoredObject, Where } from '../objects/types.ts';
-import { wherePaths } from '../objects/query.ts';
+import type { JsonObject, StoredObject, Where } from '../objects/types.ts';
+import { checkConditionReads, checkFind } from '../objects/query-reach.ts';
 import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { Lockout, type Verdict } from './lockout.ts';
@@ -143,19 +143,20 @@ export class AccountService {
   }
 
   async find(caller: AccountCaller, options: FindOptions): Promise<StoredObject[]> {
-    this.checkQueryPermission(caller, options.where, options.order);
+    checkFind(caller, userClass, options.where, options.order);
     if (options.limit === 0) return [];
     return this.store.findObjects(caller.appId, userClass, { ...options, readers: readersFor(caller) });
   }
 
   async count(caller: AccountCaller, where: Where): Promise<number> {
-    this.checkQueryPermission(caller, where);
+    checkFind(caller, userClass, where);
     return this.store.countObjects(caller.appId, userClass, where, readersFor(caller));
   }
 
   /** Own session or master only, whatever the ACL says; identity fields stay unique by index. */
   async update(caller: AccountCaller, userId: string, body: unknown, condition?: Where): Promise<StoredObject> {
     this.requireSelf(caller, userId);
+    checkConditionReads(caller, userClass, condition);
     // authData links and unlinks, and a first password, are split off and checked first (src/accounts/third-party.ts).
     const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
     const write = parseUpdateBody(plan.rest, caller.master);
@@ -197,6 +198,7 @@ export class AccountService {
   /** Own session or master only; deleting an absent user succeeds, as for other objects. */
   async remove(caller: AccountCaller, userId: string, condition?: Where): Promise<void> {
     this.requireSelf(caller, userId);
+    checkConditionReads(caller, userClass, condition);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     const outcome = await this.store.deleteObject(ref, () => null, conditionFor(caller, condition));
     if (!outcome.ok && outcome.reason === 'notFound') return;
@@ -265,19 +267,6 @@ export class AccountService {
     // A token that no longer resolves was replaced (refresh, password change): SPEC §3.3 answers 403.
     if (caller.sessionToken && caller.userId === null) fail('staleSession');
     fail('sessionMissing');
-  }
-
-  private checkQueryPermission(caller: AccountCaller, where: Where, order: OrderKey[] = []): void {
-    if (caller.master) return;
-    if (!mergeSettings(caller.app.settings).userQueryPermission) {
-      // The hosted words for a class permission; here the setting userQueryPermission (README "Settings").
-      fail('forbidden', 'Forbidden to find by class permissions.');
-    }
-    // authData is never shown to other users, so it must not be probed through a filter or an order either.
-    const paths = [...wherePaths(where), ...order.map((key) => key.path)];
-    if (paths.some((path) => path[0] === 'authData')) {
-      fail('forbidden', 'Only the master key may query or order users by authData.');
-    }
   }
 
   private emailVerifiedAfterChange(data: JsonObject, previous: JsonObject, settings: AppSettings): boolean | null {

@@ -1,8 +1,8 @@
 import { fail } from '../lib/errors.ts';
-import type { Json, OrderKey, Where } from './types.ts';
+import type { Json, OrderKey, SubQuery, Where } from './types.ts';
 import { parseRegex } from './regex.ts';
 import { refuseQueryOperator } from './unsupported.ts';
-import { checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
+import { checkClassName, checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
 
 const timeFields = new Set(['createdAt', 'updatedAt']);
 
@@ -62,10 +62,38 @@ function oneOf(path: string[], raw: unknown, operator: string): Where {
 function conditionCount(where: Where): number {
   if (where.op === 'and' || where.op === 'or') return where.items.reduce((sum, item) => sum + conditionCount(item), 0);
   if (where.op === 'not') return conditionCount(where.item);
+  if (where.op === 'inQuery' || where.op === 'select') return 1 + conditionCount(where.query.where);
   return 1;
 }
 
-function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
+/**
+ * The query of $inQuery and $select, as the SDKs send it (`query._getParams()` with its className): a
+ * where as an object or a JSON string, `order`, `skip` and `limit` under the outer query's rules
+ * (default 100, at most 1000); what else it carries (keys, include, returnACL) changes no match.
+ */
+function subQuery(raw: unknown, operator: string, depth: number): SubQuery {
+  if (depth >= maxNesting) fail('invalidQuery', `Subqueries and $and/$or may nest at most ${maxNesting} levels deep.`);
+  if (!isObject(raw)) fail('invalidQuery', `${operator} needs a query object with a className.`);
+  const { className } = raw;
+  if (typeof className !== 'string') fail('invalidClassName', `${operator} needs the className of its query.`);
+  checkClassName(className);
+  return {
+    className,
+    where: parseNode(decodeWhere(raw.where), depth + 1),
+    order: parseOrder(raw.order),
+    limit: parseLimit(raw.limit),
+    skip: parseSkip(raw.skip),
+  };
+}
+
+/** $select / $dontSelect: `{query: {className, where, …}, key}`, the key whose values the field is compared with. */
+function selectOf(path: string[], raw: unknown, operator: string, depth: number): Where {
+  if (!isObject(raw) || !isObject(raw.query)) fail('invalidQuery', `${operator} needs a query and a key.`);
+  if (typeof raw.key !== 'string') fail('invalidQuery', `${operator} needs the key to select, as a string.`);
+  return { op: 'select', path, query: subQuery(raw.query, operator, depth), key: fieldPath(raw.key) };
+}
+
+function fieldConstraint(path: string[], spec: Record<string, unknown>, depth: number): Where {
   const items: Where[] = [];
   for (const [operator, raw] of Object.entries(spec)) {
     switch (operator) {
@@ -90,7 +118,20 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
         items.push({ op: 'not', item: oneOf(path, raw, '$nin') });
         break;
       case '$all':
-        items.push({ op: 'all', path, values: list(raw, '$all').map((value) => target([], value).value) });
+        // Whole values, typed ones normalised as a write stores them: an array of pointers holds each pointer.
+        items.push({ op: 'all', path, values: list(raw, '$all').map((value) => checkJson(value)) });
+        break;
+      case '$inQuery':
+        items.push({ op: 'inQuery', path, query: subQuery(raw, operator, depth) });
+        break;
+      case '$notInQuery':
+        items.push({ op: 'not', item: { op: 'inQuery', path, query: subQuery(raw, operator, depth) } });
+        break;
+      case '$select':
+        items.push(selectOf(path, raw, operator, depth));
+        break;
+      case '$dontSelect':
+        items.push({ op: 'not', item: selectOf(path, raw, operator, depth) });
         break;
       case '$exists':
         if (typeof raw !== 'boolean') fail('invalidQuery', '$exists needs true or false.');
@@ -109,7 +150,7 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>): Where {
       case '$not':
         // What CQL's `not like` / `not regexp` compile to (src/objects/cql.ts), as in MongoDB.
         if (!isObject(raw) || !Object.keys(raw).every((key) => key.startsWith('$'))) fail('invalidQuery', '$not needs an object of operators.');
-        items.push({ op: 'not', item: fieldConstraint(path, raw) });
+        items.push({ op: 'not', item: fieldConstraint(path, raw, depth + 1) });
         break;
       case '$size':
         if (!Number.isSafeInteger(raw) || (raw as number) < 0) fail('invalidQuery', '$size needs a whole number.');
@@ -153,7 +194,7 @@ function parseNode(raw: unknown, depth: number): Where {
     } else {
       const path = fieldPath(key);
       const isConstraint = isObject(value) && Object.keys(value).some((k) => k.startsWith('$'));
-      items.push(isConstraint ? fieldConstraint(path, value as Record<string, unknown>) : equals(path, value));
+      items.push(isConstraint ? fieldConstraint(path, value as Record<string, unknown>, depth) : equals(path, value));
     }
   }
   return items.length === 1 ? items[0] : { op: 'and', items };
@@ -226,7 +267,11 @@ export function parseKeys(raw: unknown): Projection | null {
   return projection;
 }
 
-/** Every field path a `where` tree tests, for callers that must keep some fields out of reach. */
+/**
+ * Every field path a `where` tree tests in the class it queries (a subquery's field, not the fields of
+ * the subquery's class: queryReads in src/objects/query-reach.ts has those), for callers that must keep
+ * some fields out of reach.
+ */
 export function wherePaths(where: Where): string[][] {
   switch (where.op) {
     case 'and':

@@ -7,6 +7,7 @@ import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
+import { checkConditionReads, checkFind, type QueryCaller } from './query-reach.ts';
 import { applyOperations, parseOperations, type Operation } from './ops.ts';
 import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
@@ -144,7 +145,7 @@ export class ObjectService {
 
   /** `guard` lets a built-in class add its own rule on the current row, checked with the ACL. */
   async update(
-    caller: Caller,
+    caller: QueryCaller,
     className: string,
     objectId: string,
     body: WriteBody,
@@ -152,6 +153,7 @@ export class ObjectService {
     guard?: (current: StoredObject) => ApiError | null,
   ): Promise<StoredObject> {
     checkClassName(className);
+    checkConditionReads(caller, className, condition);
     const classGuard = classRulesOf(className)?.updateGuard?.(body);
     const ref = { appId: caller.appId, className, objectId };
     const outcome = await this.store.updateObject<ApiError>(
@@ -170,8 +172,9 @@ export class ObjectService {
   }
 
   /** Deletes when permitted; deleting what is already gone succeeds, as the service does. */
-  async remove(caller: Caller, className: string, objectId: string, condition?: Where): Promise<void> {
+  async remove(caller: QueryCaller, className: string, objectId: string, condition?: Where): Promise<void> {
     checkClassName(className);
+    checkConditionReads(caller, className, condition);
     const ref = { appId: caller.appId, className, objectId };
     const outcome = await this.store.deleteObject(
       ref,
@@ -182,8 +185,9 @@ export class ObjectService {
     settle(outcome, ref);
   }
 
-  async find(caller: Caller, className: string, options: FindOptions): Promise<StoredObject[]> {
+  async find(caller: QueryCaller, className: string, options: FindOptions): Promise<StoredObject[]> {
     checkClassName(className);
+    checkFind(caller, className, options.where, options.order);
     if (options.limit === 0) return [];
     return this.store.findObjects(caller.appId, className, { ...options, readers: readersFor(caller) });
   }
@@ -202,8 +206,9 @@ export class ObjectService {
     });
   }
 
-  async count(caller: Caller, className: string, where: Where): Promise<number> {
+  async count(caller: QueryCaller, className: string, where: Where): Promise<number> {
     checkClassName(className);
+    checkFind(caller, className, where);
     return this.store.countObjects(caller.appId, className, where, readersFor(caller));
   }
 

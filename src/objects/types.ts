@@ -59,7 +59,24 @@ export type Where =
   | { op: 'relatedTo'; owner: { className: string; objectId: string }; key: string }
   /** The object's relation `key` holds any of the targets (a relation field compared with pointers). */
   | { op: 'relationHolds'; key: string; targets: { className: string; objectIds: string[] } }
+  /** The field is a Pointer to an object of the subquery's class among its matches ($inQuery). */
+  | { op: 'inQuery'; path: string[]; query: SubQuery }
+  /** The field's value equals the value of `key` in one of the subquery's matches ($select); pointers by class and id. */
+  | { op: 'select'; path: string[]; query: SubQuery; key: string[] }
   | { op: 'const'; value: boolean };
+
+/**
+ * A query of a class inside a where: its matches are the objects the outer query's readers may read,
+ * in its order, `skip` of them passed over and at most `limit` kept (matches past that are dropped,
+ * as the hosted service drops them).
+ */
+export interface SubQuery {
+  className: string;
+  where: Where;
+  order: OrderKey[];
+  limit: number;
+  skip: number;
+}
 
 export interface OrderKey {
   path: string[];

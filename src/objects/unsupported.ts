@@ -7,10 +7,6 @@ import { table } from '../lib/lookup.ts';
  * as plain data that would mean something else later.
  */
 const queryOperators = table({
-  $inQuery: 'subqueries',
-  $notInQuery: 'subqueries',
-  $select: 'subqueries',
-  $dontSelect: 'subqueries',
   $relatedTo: 'relations',
   $nearSphere: 'geo queries',
   $near: 'geo queries',

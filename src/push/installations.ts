@@ -1,4 +1,5 @@
 import { ApiError, fail } from '../lib/errors.ts';
+import type { QueryCaller } from '../objects/query-reach.ts';
 import { table } from '../lib/lookup.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
@@ -166,7 +167,7 @@ export class InstallationService {
     return fail('duplicateValue');
   }
 
-  async update(caller: Caller, objectId: string, body: WriteBody, condition?: Where): Promise<StoredObject> {
+  async update(caller: QueryCaller, objectId: string, body: WriteBody, condition?: Where): Promise<StoredObject> {
     checkInstallationOperations(body.operations);
     checkUserOperations(caller, body.operations);
     const changes = withDefaults(caller, body, null, false);

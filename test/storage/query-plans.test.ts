@@ -22,7 +22,7 @@ async function planOf(appId: string, where: Where, order: OrderKey[] = []): Prom
   const postgres = store().kind === 'postgres';
   const dialect = postgres ? postgresDialect : sqliteDialect;
   const query = sql`SELECT o.id FROM objects o WHERE o.app_id = ${appId} AND o.class_name = 'Plan'
-    AND ${compileWhere(dialect, 'Plan', where)} ORDER BY ${compileOrder(dialect, 'Plan', order)} LIMIT 100`;
+    AND ${compileWhere({ dialect, appId, className: 'Plan', readers: null }, where)} ORDER BY ${compileOrder(dialect, 'Plan', order)} LIMIT 100`;
   if (!postgres) {
     const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${query}`.execute(db);
     return rows.map((row) => row.detail).join('\n');

@@ -48,10 +48,9 @@ test('an equality split in two ordered branches gives the pages the one statemen
       const order: OrderKey[] = rawOrder ? parseOrder(rawOrder) : [];
       for (const [limit, skip] of pages) {
         for (const readers of readerSets) {
-          const readable = readers === null ? sql`1=1` : dialect.readableBy(readers);
-          const from = { appId, className: 'Split', select: objectSelect, readable };
           const query = { where, order, limit, skip };
-          const ids = async (d: SqlDialect) => (await sql<{ id: string }>`${findStatement(d, from, query)}`.execute(db)).rows.map((row) => row.id);
+          const scope = (d: SqlDialect) => ({ dialect: d, appId, className: 'Split', readers });
+          const ids = async (d: SqlDialect) => (await sql<{ id: string }>`${findStatement(scope(d), objectSelect, query)}`.execute(db)).rows.map((row) => row.id);
           const expected = await ids(unsplit);
           assert.deepEqual(await ids(dialect), expected, `${JSON.stringify(rawWhere)} order '${rawOrder}' limit ${limit} skip ${skip} readers ${JSON.stringify(readers)}`);
           if (expected.length > 0) compared += 1;
@@ -81,8 +80,8 @@ test('a page of an equality on a declared index reads that index in the default 
   const { rows: declared } = await sql<{ index_name: string }>`SELECT index_name FROM class_indexes WHERE app_id = ${appId}`.execute(db);
   const index = declared[0].index_name;
   const dialect = postgres ? postgresDialect : sqliteDialect;
-  const from = { appId, className: 'SplitPlan', select: objectSelect, readable: dialect.readableBy(['*']) };
-  const statement = findStatement(dialect, from, { where: parseWhere({ group: 7 }), order: [], limit: 20, skip: 0 });
+  const scope = { dialect, appId, className: 'SplitPlan', readers: ['*'] };
+  const statement = findStatement(scope, objectSelect, { where: parseWhere({ group: 7 }), order: [], limit: 20, skip: 0 });
   if (postgres) {
     const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (ANALYZE, COSTS OFF) ${statement}`.execute(db);
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');

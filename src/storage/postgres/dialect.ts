@@ -136,6 +136,25 @@ export const postgresDialect: SqlDialect = {
     return sql`${field(key.path)} ${sql.raw(key.descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST')}`;
   },
 
+  pointerIn(path: string[], className: string, ids: Sql): Sql {
+    const id = field([...path, 'objectId']);
+    // The id compared as jsonb, as an index on the field's objectId holds it.
+    return sql`(${id} IS NOT NULL AND ${id} IN (SELECT to_jsonb(i.v) FROM (${ids}) i(v))
+      AND coalesce(${field([...path, 'className'])} = ${JSON.stringify(className)}::jsonb, false))`;
+  },
+
+  jsonValue(path: string[]): Sql {
+    return field(path);
+  },
+
+  textAsValue(text: Sql): Sql {
+    return sql`to_jsonb(${text})`;
+  },
+
+  valueIn(value: Sql, values: Sql): Sql {
+    return sql`coalesce(${value} IN (${values}), false)`;
+  },
+
   readableBy(readers: readonly string[]): Sql {
     return sql`o.readers && ${sql.val([...readers])}::text[]`;
   },

@@ -60,6 +60,17 @@ export interface SqlDialect {
   jsonSize(path: string[], size: number): Sql;
   jsonContainsAll(path: string[], values: Json[]): Sql;
   jsonOrder(key: OrderKey): Sql;
+  /**
+   * The field is a Pointer to an object of `className` whose id `ids` (a one-column query of object ids)
+   * lists; never NULL, so NOT keeps its meaning. Spelled so that an index on the field's objectId serves it.
+   */
+  pointerIn(path: string[], className: string, ids: Sql): Sql;
+  /** A field's value in the one form $select compares (JSON equality); NULL when the field is missing. */
+  jsonValue(path: string[]): Sql;
+  /** A text column (the object id) as jsonValue gives a string field. */
+  textAsValue(text: Sql): Sql;
+  /** The value (of jsonValue) is one of `values` (a one-column query of them); never NULL. */
+  valueIn(value: Sql, values: Sql): Sql;
   /** The row's readers column shares a principal with the list. */
   readableBy(readers: readonly string[]): Sql;
   /** Value to bind for the JSON columns (data, acl). */

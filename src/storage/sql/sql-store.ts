@@ -15,7 +15,7 @@ import type {
 } from '../../objects/types.ts';
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { compileWhere, findStatement } from './where.ts';
+import { compileWhere, findStatement, readableBy } from './where.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -142,7 +142,7 @@ export class SqlStore implements Store {
   // ── objects ─────────────────────────────────────────────────────────────────
 
   private readable(readers: Readers) {
-    return readers === null ? sql`1=1` : this.dialect.readableBy(readers);
+    return readableBy(this.dialect, readers);
   }
 
   async insertObject(appId: string, object: StoredObject, relations: readonly RelationChange[] = []): Promise<WriteOutcome> {
@@ -198,15 +198,16 @@ export class SqlStore implements Store {
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
-    const from = { appId, className, select: objectSelect, readable: this.readable(query.readers) };
-    const { rows } = await sql<SelectedRow>`${findStatement(this.dialect, from, query)}`.execute(this.db);
+    const scope = { dialect: this.dialect, appId, className, readers: query.readers };
+    const { rows } = await sql<SelectedRow>`${findStatement(scope, objectSelect, query)}`.execute(this.db);
     return rows.map((row) => fromRow(this.dialect, row));
   }
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
+    const scope = { dialect: this.dialect, appId, className, readers };
     const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM objects o
       WHERE o.app_id = ${appId} AND o.class_name = ${className}
-      AND ${compileWhere(this.dialect, className, where)} AND ${this.readable(readers)}`.execute(this.db);
+      AND ${compileWhere(scope, where)} AND ${this.readable(readers)}`.execute(this.db);
     return Number(rows[0].n);
   }
 
@@ -235,7 +236,7 @@ export class SqlStore implements Store {
     if (readers !== null && !readersOf(row.acl).some((principal) => readers.includes(principal))) return false;
     const { rows } = await sql`SELECT 1 AS one FROM objects o
       WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
-      AND ${compileWhere(this.dialect, ref.className, condition.where)}`.execute(trx);
+      AND ${compileWhere({ dialect: this.dialect, appId: ref.appId, className: ref.className, readers }, condition.where)}`.execute(trx);
     return rows.length > 0;
   }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Json, OrderKey, Where } from '../../objects/types.ts';
+import type { Json, OrderKey, Readers, SubQuery, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
 import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
 import { promotedColumn } from './object-row.ts';
@@ -62,7 +62,39 @@ function joinBalanced(items: Sql[], separator: Sql): Sql {
   return sql`(${joinBalanced(items.slice(0, half), separator)}${separator}${joinBalanced(items.slice(half), separator)})`;
 }
 
-export function compileWhere(dialect: SqlDialect, className: string, where: Where): Sql {
+/**
+ * What a where compiles against: the class it queries, and the application and readers its subqueries
+ * read with (a subquery sees only what the caller may read; null readers: the master key).
+ */
+export interface WhereScope {
+  dialect: SqlDialect;
+  appId: string;
+  className: string;
+  readers: Readers;
+}
+
+/** The rows the readers may read. */
+export function readableBy(dialect: SqlDialect, readers: Readers): Sql {
+  return readers === null ? sql`1=1` : dialect.readableBy(readers);
+}
+
+/**
+ * A subquery as one SQL list inside the statement (no second round trip): `value` of each of its
+ * matches the readers may read, in its order, at most its limit of them after its skip; matches past
+ * the limit are dropped, as the hosted service drops them. It is findStatement's page of the class.
+ */
+function subqueryValues(scope: WhereScope, query: SubQuery, value: Sql): Sql {
+  const page = findStatement({ ...scope, className: query.className }, sql`o.id, o.created_at, o.updated_at, ${value} AS v`, query);
+  return sql`SELECT s.v FROM (${page}) s`;
+}
+
+/** A field as $select compares it: objectId from its column, every other field from the data. */
+function selectValue(dialect: SqlDialect, path: string[]): Sql {
+  return path.length === 1 && path[0] === 'objectId' ? dialect.textAsValue(sql`o.id`) : dialect.jsonValue(path);
+}
+
+export function compileWhere(scope: WhereScope, where: Where): Sql {
+  const { dialect, className } = scope;
   const compile = (node: Where): Sql => {
     switch (node.op) {
       case 'const':
@@ -77,12 +109,18 @@ export function compileWhere(dialect: SqlDialect, className: string, where: Wher
         return memberOf(node.owner, node.key);
       case 'relationHolds':
         return node.targets.objectIds.length === 0 ? sql`1=0` : holdsAny(dialect, node.key, node.targets);
+      case 'inQuery':
+        return dialect.pointerIn(node.path, node.query.className, subqueryValues(scope, node.query, sql`o.id`));
+      case 'select': {
+        const values = subqueryValues(scope, node.query, selectValue(dialect, node.key));
+        return dialect.valueIn(selectValue(dialect, node.path), values);
+      }
       default:
         return compileLeaf(node);
     }
   };
 
-  const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' }>): Sql => {
+  const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' | 'inQuery' | 'select' }>): Sql => {
     const column = columnFor(className, node.path);
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
@@ -151,14 +189,14 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
  * field, as the dialect's two sides, each with the rest of the where.
  */
-function equalitySplit(dialect: SqlDialect, scope: { appId: string; className: string }, where: Where): EqualitySides | null {
-  const { className } = scope;
+function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
+  const { dialect, className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
   const node = conjuncts.find((n) => n.op === 'eq' && !columnFor(className, n.path) && n.value !== null && typeof n.value !== 'object');
   if (node?.op !== 'eq') return null;
   const sides = dialect.jsonEqualsBranches(node.path, node.value as string | number | boolean, scope);
   if (sides === null) return null;
-  const rest = compileWhere(dialect, className, { op: 'and', items: conjuncts.filter((other) => other !== node) });
+  const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
   return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}` };
 }
 
@@ -171,7 +209,7 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
 }
 
 /**
- * The statement of a page of a class: `select` (objectSelect) of the rows `where` and `readable` keep,
+ * The statement of a page of a class: `select` (objectSelect) of the rows `where` and the readers keep,
  * in `order`. An equality on a field is "holds the value, or is an array holding it", which no single
  * ordered index answers; where the dialect splits it (jsonEqualsBranches), each side reads its own index
  * in order up to skip + limit rows, and the page is taken from their union: a page of an indexed
@@ -179,20 +217,21 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
  * test/storage/query-split.test.ts holds its pages to the unsplit statement's.
  */
 export function findStatement(
-  dialect: SqlDialect,
-  from: { appId: string; className: string; select: Sql; readable: Sql },
+  scope: WhereScope,
+  select: Sql,
   query: { where: Where; order: OrderKey[]; limit: number; skip: number },
 ): Sql {
-  const { appId, className, select, readable } = from;
+  const { dialect, appId, className } = scope;
   const order = compileOrder(dialect, className, query.order);
+  const readable = readableBy(dialect, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
-  const split = orderOnSelected(className, query.order) ? equalitySplit(dialect, { appId, className }, query.where) : null;
+  const split = orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
-  if (split === null) return sql`${rows(compileWhere(dialect, className, query.where))} ORDER BY ${order} ${page}`;
+  if (split === null) return sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;

@@ -157,6 +157,26 @@ export const sqliteDialect: SqlDialect = {
     return sql`${extract(key.path)} ${sql.raw(key.descending ? 'DESC' : 'ASC')}`;
   },
 
+  pointerIn(path: string[], className: string, ids: Sql): Sql {
+    const id = extract([...path, 'objectId']);
+    // The id test alone as a term of its own, which an index on the field's objectId serves.
+    return sql`(${id} IS NOT NULL AND ${id} IN (${ids}) AND coalesce(${extract([...path, 'className'])} = ${className}, 0))`;
+  },
+
+  jsonValue(path: string[]): Sql {
+    // The value as minified JSON text: strings quoted, so '1' and 1 differ; writes store typed values
+    // (pointers, dates) in one key order (src/objects/values.ts), so their texts compare as the values.
+    return sql`(o.data -> ${pathLiteral(path)})`;
+  },
+
+  textAsValue(text: Sql): Sql {
+    return sql`json_quote(${text})`;
+  },
+
+  valueIn(value: Sql, values: Sql): Sql {
+    return sql`coalesce(${value} IN (${values}), 0)`;
+  },
+
   readableBy(readers: readonly string[]): Sql {
     // A string search in the readers' JSON array text, no JSON parse (readerNeedle).
     return sql`(${sql.join(readers.map((r) => sql`instr(o.readers, ${readerNeedle(r)}) > 0`), sql` OR `)})`;
