@@ -105,13 +105,16 @@ done
 # --- the hosted test app's standing data ----------------------------------------------------------------
 # Some tests read objects that lived in the SDK authors' hosted test app rather than ones they create (seen in
 # the SDK's recordings/): a GameScore whose arr holds "contains-all-test" (created 2017), and at least one user
-# before the User tests run. The same objects are created here, so those tests test Roost, not the seed.
+# before the User tests run; and at least ten GameScore objects, which `#cloudQuery` reads with `limit 10`
+# (the recorded answers held objects with no fields of their own, and counted 1,225). The same objects are
+# created here, so those tests test Roost, not the seed.
 seed() {
   curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port$1" -H 'Content-Type: application/json' \
     -H "X-LC-Id: $app_id" -H "X-LC-Key: $master_key,master" -d "$2" | grep -q '^20[01]$' || fail "seeding $1 failed"
 }
 seed /1.1/classes/GameScore '{"score":2,"playerName":"sdf","cheatMode":false,"arr":["contains-all-test"]}'
 seed /1.1/users '{"username":"sdk-suite-standing-user","password":"standing-user-password"}'
+for _ in 1 2 3 4 5 6 7 8 9; do seed /1.1/classes/GameScore '{}'; done
 
 # --- the suite -------------------------------------------------------------------------------------------
 # mocha 3's json reporter prints nothing when an error holds a cycle, so a small reporter of our own writes

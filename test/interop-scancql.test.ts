@@ -15,8 +15,20 @@ async function seed(className: string, count: number, fields: (n: number) => Rec
   return objects;
 }
 
+/** The SDK's typings say Queriable; doCloudQuery resolves to this (src/query.js). */
+interface CloudQueryResult {
+  results: AV.Object[];
+  count?: number;
+  className: string;
+}
+
+function doCloudQuery(cql: string, pvalues?: unknown[]): Promise<CloudQueryResult> {
+  const query = AV.Query as unknown as { doCloudQuery(cql: string, pvalues?: unknown[]): Promise<CloudQueryResult> };
+  return pvalues ? query.doCloudQuery(cql, pvalues) : query.doCloudQuery(cql);
+}
+
 /** Everything a scan iterator yields, as the SDK's own test reads it: next() until done. */
-async function drain(iterator: { next(): Promise<{ done: boolean; value?: AV.Object }> }): Promise<AV.Object[]> {
+async function drain(iterator: AsyncIterator<unknown>): Promise<AV.Object[]> {
   const seen: AV.Object[] = [];
   for (;;) {
     const { done, value } = await iterator.next();
@@ -27,7 +39,7 @@ async function drain(iterator: { next(): Promise<{ done: boolean; value?: AV.Obj
 
 test("doCloudQuery: results as objects of the class, className, count only when counted (the SDK suite's #cloudQuery)", async () => {
   await seed('CqlScore', 12, (n) => ({ playerName: `p${n}`, score: n }));
-  const all = await AV.Query.doCloudQuery('select * from CqlScore');
+  const all = await doCloudQuery('select * from CqlScore');
   assert.equal(all.className, 'CqlScore');
   assert.equal(all.count, undefined);
   assert.equal(all.results.length, 12);
@@ -35,22 +47,22 @@ test("doCloudQuery: results as objects of the class, className, count only when 
   assert.equal(all.results[0].className, 'CqlScore');
   assert.equal(all.results[0].get('playerName'), 'p0');
 
-  const limited = await AV.Query.doCloudQuery('select * from CqlScore limit 10');
+  const limited = await doCloudQuery('select * from CqlScore limit 10');
   assert.equal(limited.results.length, 10);
 
-  const counted = await AV.Query.doCloudQuery('select *,count(objectId) from CqlScore limit ?', [5]);
+  const counted = await doCloudQuery('select *,count(objectId) from CqlScore limit ?', [5]);
   assert.equal(counted.results.length, 5);
   assert.equal(counted.count, 12);
 
-  const filtered = await AV.Query.doCloudQuery('select playerName from CqlScore where score >= ? and playerName != ? order by score desc limit ?', [9, 'p10', 2]);
+  const filtered = await doCloudQuery('select playerName from CqlScore where score >= ? and playerName != ? order by score desc limit ?', [9, 'p10', 2]);
   assert.deepEqual(filtered.results.map((o) => [o.get('playerName'), o.get('score')]), [['p11', undefined], ['p9', undefined]]);
 
-  const onlyCount = await AV.Query.doCloudQuery('select count(*) from CqlScore where score < 3');
+  const onlyCount = await doCloudQuery('select count(*) from CqlScore where score < 3');
   assert.deepEqual([onlyCount.results.length, onlyCount.count], [0, 3]);
 });
 
 test('doCloudQuery: a syntax error rejects with code 300 and the hosted message', async () => {
-  const error = await rejection(AV.Query.doCloudQuery('select * CqlScore limit 10'));
+  const error = await rejection(doCloudQuery('select * CqlScore limit 10'));
   assert.equal(error.code, 300);
   assert.equal(error.message, 'CQL syntax error.Detail: Parse error at line 1, column 10:\nselect * CqlScore limit 10\n         ^\nExpected one of:\n,\nfrom\n\n');
 });
