@@ -26,7 +26,7 @@ const tables = [
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
 const indexes = [
-  'auth_identities_user_idx', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_installation_id_key',
+  'auth_identities_user_idx', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_idx', 'objects_installation_id_key',
   'objects_mobile_phone_key', 'objects_role_name_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
   'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending', 'relations_target_idx',
   'sms_codes_digest_idx', 'sms_sends_phone_idx',

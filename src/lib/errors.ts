@@ -24,6 +24,7 @@ export const catalogue = {
   invalidPointer: { code: 106, status: 400, message: 'Malformed pointer.' },
   invalidJson: { code: 107, status: 400, message: 'Malformed json object. A json dictionary is expected.' },
   incorrectType: { code: 111, status: 400, message: 'Invalid value type.' },
+  invalidGeoPoint: { code: 302, status: 400, message: 'Invalid GeoPoint values.' },
   invalidChannel: { code: 112, status: 400, message: 'Invalid channel name.' },
   missingRequired: { code: 113, status: 400, message: 'A required field is missing.' },
   objectTooLarge: { code: 116, status: 400, message: 'The object is too large.' },

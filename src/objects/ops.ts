@@ -1,7 +1,7 @@
 import { ApiError, fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { Json, JsonObject } from './types.ts';
-import { checkJson, deepEqual, isObject, writePath } from './values.ts';
+import { checkJson, deepEqual, isGeoPoint, isObject, writePath } from './values.ts';
 import { refuseWriteOperation } from './unsupported.ts';
 
 export type Operation =
@@ -145,5 +145,15 @@ export function applyOperations(current: JsonObject, operations: Operation[]): J
     if (error instanceof ApiError) return error;
     throw error;
   }
-  return data;
+  return oneGeoPoint(data) ?? data;
+}
+
+/**
+ * At most one GeoPoint field per object (the hosted rule, reference §10): the store keeps that one's
+ * coordinates in indexed columns (src/storage/sql/object-row.ts). 111, as Parse answered it.
+ */
+function oneGeoPoint(data: JsonObject): ApiError | null {
+  const fields = Object.keys(data).filter((key) => isGeoPoint(data[key]));
+  if (fields.length < 2) return null;
+  return new ApiError('incorrectType', `An object may have only one GeoPoint field; this one would have ${fields.map((f) => `'${f}'`).join(' and ')}.`);
 }

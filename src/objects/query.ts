@@ -1,5 +1,6 @@
 import { fail } from '../lib/errors.ts';
 import type { Json, OrderKey, SubQuery, Where } from './types.ts';
+import { geoConstraints, isGeoOperator } from './geo.ts';
 import { parseRegex } from './regex.ts';
 import { refuseQueryOperator } from './unsupported.ts';
 import { checkClassName, checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
@@ -94,8 +95,9 @@ function selectOf(path: string[], raw: unknown, operator: string, depth: number)
 }
 
 function fieldConstraint(path: string[], spec: Record<string, unknown>, depth: number): Where {
-  const items: Where[] = [];
+  const items: Where[] = geoConstraints(path, spec);
   for (const [operator, raw] of Object.entries(spec)) {
+    if (isGeoOperator(operator)) continue;
     switch (operator) {
       case '$ne':
         items.push({ op: 'not', item: equals(path, raw) });

@@ -42,6 +42,12 @@ export type Readers = readonly string[] | null;
 
 export type Scalar = string | number | boolean | null;
 
+/** A point on the sphere, in degrees: latitude -90 to 90, longitude -180 to 180. */
+export interface GeoPoint {
+  latitude: number;
+  longitude: number;
+}
+
 /** The `where` language, parsed once into a tree each store compiles to its own SQL. */
 export type Where =
   | { op: 'and' | 'or'; items: Where[] }
@@ -63,6 +69,13 @@ export type Where =
   | { op: 'inQuery'; path: string[]; query: SubQuery }
   /** The field's value equals the value of `key` in one of the subquery's matches ($select); pointers by class and id. */
   | { op: 'select'; path: string[]; query: SubQuery; key: string[] }
+  /**
+   * The field holds a GeoPoint whose great-circle distance from `point` lies within [minDistance,
+   * maxDistance] radians (null: no bound). `nearest` ($nearSphere): a page without `order` comes nearest first.
+   */
+  | { op: 'near'; path: string[]; point: GeoPoint; minDistance: number; maxDistance: number | null; nearest: boolean }
+  /** The field holds a GeoPoint inside the box; a box whose west lies east of its east crosses the antimeridian. */
+  | { op: 'geoBox'; path: string[]; south: number; north: number; west: number; east: number }
   | { op: 'const'; value: boolean };
 
 /**

@@ -8,18 +8,6 @@ import { table } from '../lib/lookup.ts';
  */
 const queryOperators = table({
   $relatedTo: 'relations',
-  $nearSphere: 'geo queries',
-  $near: 'geo queries',
-  $within: 'geo queries',
-  $geoWithin: 'geo queries',
-  $geoIntersects: 'geo queries',
-  $box: 'geo queries',
-  $polygon: 'geo queries',
-  $centerSphere: 'geo queries',
-  $maxDistance: 'geo queries',
-  $maxDistanceInRadians: 'geo queries',
-  $maxDistanceInKilometers: 'geo queries',
-  $maxDistanceInMiles: 'geo queries',
 });
 
 const writeOperations = table({ AddRelation: 'relations', RemoveRelation: 'relations' });

@@ -1,5 +1,5 @@
 import { catalogue, fail } from '../lib/errors.ts';
-import type { Json, JsonObject } from './types.ts';
+import type { GeoPoint, Json, JsonObject } from './types.ts';
 
 /** A class name: a letter, then letters, digits and '_' (a leading '_' is the server's built-in classes). */
 export const classNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
@@ -67,6 +67,19 @@ export function parseIsoDate(value: unknown): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** A GeoPoint's coordinates, or the hosted refusal (302) when either is not a number in range. */
+export function checkGeoPoint(value: Record<string, unknown>): GeoPoint {
+  const { latitude, longitude } = value;
+  const inRange = (n: unknown, limit: number): n is number => typeof n === 'number' && n >= -limit && n <= limit;
+  if (!inRange(latitude, 90) || !inRange(longitude, 180)) fail('invalidGeoPoint');
+  return { latitude, longitude };
+}
+
+/** Whether a stored value is a GeoPoint (what checkJson keeps of one). */
+export function isGeoPoint(value: unknown): value is GeoPoint & { __type: 'GeoPoint' } {
+  return isObject(value) && value.__type === 'GeoPoint' && typeof value.latitude === 'number' && typeof value.longitude === 'number';
+}
+
 function typed(value: Record<string, unknown>): JsonObject {
   switch (value.__type) {
     case 'Date': {
@@ -81,13 +94,8 @@ function typed(value: Record<string, unknown>): JsonObject {
       if (typeof value.objectId !== 'string' || value.objectId === '') fail('invalidPointer', 'A Pointer needs an objectId.');
       return { __type: 'Pointer', className: value.className, objectId: value.objectId };
     case 'GeoPoint': {
-      const { latitude, longitude } = value;
-      if (typeof latitude !== 'number' || latitude < -90 || latitude > 90) {
-        fail('incorrectType', 'GeoPoint latitude must be a number from -90 to 90.');
-      }
-      if (typeof longitude !== 'number' || longitude < -180 || longitude > 180) {
-        fail('incorrectType', 'GeoPoint longitude must be a number from -180 to 180.');
-      }
+      const { latitude, longitude } = checkGeoPoint(value);
+      // Only the three fields, whatever else was sent (docs/compatibility.md, "GeoPoint").
       return { __type: 'GeoPoint', latitude, longitude };
     }
     case 'Bytes':

@@ -24,6 +24,9 @@ function copyField(row: ObjectRow, column: keyof ObjectRow): string {
     case 'created_at':
     case 'updated_at':
       return String(row[column]);
+    case 'geo_lat':
+    case 'geo_lng':
+      return row[column] === null ? '\\N' : String(row[column]);
     case 'data':
       return field(JSON.stringify(row.data));
     case 'acl':

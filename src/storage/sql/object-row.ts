@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Acl, JsonObject, StoredObject, UniqueField, WriteOutcome } from '../../objects/types.ts';
+import type { Acl, GeoPoint, JsonObject, StoredObject, UniqueField, WriteOutcome } from '../../objects/types.ts';
+import { isGeoPoint } from '../../objects/values.ts';
 import { table } from '../../lib/lookup.ts';
 import type { SessionSeal } from '../account-store.ts';
 import type { Sql, SqlDialect, ViolatedIndex } from './dialect.ts';
@@ -30,6 +31,9 @@ export const objectColumns = [
   'password_hash',
   'session_digest',
   'session_cipher',
+  'geo_field',
+  'geo_lat',
+  'geo_lng',
 ] as const;
 
 /** A stored object's row, before the dialect encodes data, acl and readers. */
@@ -50,6 +54,10 @@ export interface ObjectRow {
   password_hash: string | null;
   session_digest: string | null;
   session_cipher: string | null;
+  /** The object's GeoPoint field (it has at most one) and its coordinates, indexed for geo queries (src/storage/sql/geo.ts). */
+  geo_field: string | null;
+  geo_lat: number | null;
+  geo_lng: number | null;
 }
 
 /** A `_User` row's secrets. */
@@ -106,6 +114,18 @@ export function promotedColumns(object: StoredObject): Record<PromotedColumn, st
   return columns;
 }
 
+/**
+ * The GeoPoint field of the data and its coordinates. Writes allow one (src/objects/ops.ts); of an
+ * imported object with several, the first by name, as migration 0007 chose for stored ones.
+ */
+export function geoColumns(data: JsonObject): Pick<ObjectRow, 'geo_field' | 'geo_lat' | 'geo_lng'> {
+  let field: string | null = null;
+  for (const key of Object.keys(data)) if (isGeoPoint(data[key]) && (field === null || key < field)) field = key;
+  if (field === null) return { geo_field: null, geo_lat: null, geo_lng: null };
+  const point = data[field] as unknown as GeoPoint;
+  return { geo_field: field, geo_lat: point.latitude, geo_lng: point.longitude };
+}
+
 export function toRow(appId: string, object: StoredObject, secrets?: RowSecrets): ObjectRow {
   return {
     app_id: appId,
@@ -120,6 +140,7 @@ export function toRow(appId: string, object: StoredObject, secrets?: RowSecrets)
     password_hash: secrets?.passwordHash ?? null,
     session_digest: secrets?.session?.digest ?? null,
     session_cipher: secrets?.session?.cipher ?? null,
+    ...geoColumns(object.data),
   };
 }
 
@@ -138,7 +159,8 @@ export function insertRows(dialect: SqlDialect, rows: ObjectRow[]): Sql {
 }
 
 /** What a write of the object changes: all but its key, its creation time and the secrets. */
-const updatedColumns = ['updated_at', 'data', 'acl', 'readers', 'username', 'email', 'mobile_phone', 'installation_id'] as const;
+const keptColumns = new Set(['app_id', 'class_name', 'id', 'created_at', 'password_hash', 'session_digest', 'session_cipher']);
+const updatedColumns = objectColumns.filter((column) => !keptColumns.has(column));
 
 /** The SET list that stores the row's object over the one there. */
 export function updateSet(dialect: SqlDialect, row: ObjectRow): Sql {

@@ -16,6 +16,7 @@ import type {
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileWhere, findStatement, readableBy } from './where.ts';
+import { boundNear, nearestOf, nearestRadii } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -199,8 +200,17 @@ export class SqlStore implements Store {
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
-    const { rows } = await sql<SelectedRow>`${findStatement(scope, objectSelect, query)}`.execute(this.db);
-    return rows.map((row) => fromRow(this.dialect, row));
+    const page = async (q: FindQuery) => (await sql<SelectedRow>`${findStatement(scope, objectSelect, q)}`.execute(this.db)).rows;
+    const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
+    if (nearest?.maxDistance === null) {
+      // An unbounded nearest-first page, looked for within growing radii (each read through the geo index).
+      const wanted = query.skip + query.limit;
+      for (const radius of nearestRadii) {
+        const rows = await page({ ...query, where: boundNear(query.where, nearest, radius), skip: 0, limit: wanted });
+        if (rows.length === wanted) return rows.slice(query.skip).map((row) => fromRow(this.dialect, row));
+      }
+    }
+    return (await page(query)).map((row) => fromRow(this.dialect, row));
   }
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {

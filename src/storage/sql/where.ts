@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Json, OrderKey, Readers, SubQuery, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
 import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
+import { compileGeoBox, compileNear, nearestOf, nearestOrder } from './geo.ts';
 import { promotedColumn } from './object-row.ts';
 import { holdsAny, memberOf } from './relation-store.ts';
 
@@ -121,6 +122,8 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
   };
 
   const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' | 'inQuery' | 'select' }>): Sql => {
+    if (node.op === 'near') return compileNear(node);
+    if (node.op === 'geoBox') return compileGeoBox(node);
     const column = columnFor(className, node.path);
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
@@ -222,11 +225,12 @@ export function findStatement(
   query: { where: Where; order: OrderKey[]; limit: number; skip: number },
 ): Sql {
   const { dialect, appId, className } = scope;
-  const order = compileOrder(dialect, className, query.order);
+  const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
+  const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
   const readable = readableBy(dialect, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
-  const split = orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
+  const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.

@@ -6,6 +6,7 @@ import { classIndexes } from './0003_class_indexes.ts';
 import { objectsInsertionOrder } from './0004_objects_insertion_order.ts';
 import { relations } from './0005_relations.ts';
 import { roleNames } from './0006_role_names.ts';
+import { objectsGeo } from './0007_objects_geo.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -25,6 +26,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0004_objects_insertion_order', objectsInsertionOrder],
   ['0005_relations', relations],
   ['0006_role_names', roleNames],
+  ['0007_objects_geo', objectsGeo],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {

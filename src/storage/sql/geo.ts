@@ -1,0 +1,111 @@
+import { sql } from 'kysely';
+import type { GeoPoint, Where } from '../../objects/types.ts';
+import { earthRadiusKm } from '../../objects/geo.ts';
+import type { Sql } from './dialect.ts';
+
+/**
+ * Geo conditions on the row's GeoPoint columns (geo_field, geo_lat, geo_lng: src/storage/sql/object-row.ts),
+ * the same SQL on both databases (sin, cos and power are built into PostgreSQL and into better-sqlite3's
+ * SQLite). Each is a box on the columns, which objects_geo_idx (migration 0007) reads as a latitude
+ * range with the longitude tested in the index, then the exact great-circle test on what the box keeps.
+ */
+
+type Near = Extract<Where, { op: 'near' }>;
+type GeoBox = Extract<Where, { op: 'geoBox' }>;
+
+const degree = Math.PI / 180;
+/** Added to each side of a near's box, so a point on its edge computed in floating point is not lost. */
+const margin = 1e-9;
+
+/** Longitude ranges, west to east; none: every longitude. */
+type Longitudes = Array<[west: number, east: number]> | null;
+
+/** A longitude range that may run past ±180 as the ranges that cover it within [-180, 180]. */
+function wrapped(west: number, east: number): Longitudes {
+  if (west < -180) return [[west + 360, 180], [-180, east]];
+  if (east > 180) return [[west, 180], [-180, east - 360]];
+  return [[west, east]];
+}
+
+function inBox(south: number, north: number, longitudes: Longitudes): Sql {
+  const latitude = sql`o.geo_lat BETWEEN ${south} AND ${north}`;
+  if (longitudes === null) return latitude;
+  const ranges = longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${west} AND ${east}`);
+  return sql`${latitude} AND (${sql.join(ranges, sql` OR `)})`;
+}
+
+/**
+ * The box around the cap of `radius` radians about the point: its latitudes, and the longitudes
+ * asin(sin r / cos φ) either side, unless the cap holds a pole (then every longitude).
+ */
+function capBox(point: GeoPoint, radius: number): Sql {
+  const reach = radius / degree + margin;
+  const south = point.latitude - reach;
+  const north = point.latitude + reach;
+  const ratio = Math.sin(radius) / Math.cos(point.latitude * degree);
+  if (south <= -90 || north >= 90 || ratio >= 1) return inBox(Math.max(south, -90), Math.min(north, 90), null);
+  const spread = Math.asin(ratio) / degree + margin;
+  return inBox(south, north, wrapped(point.longitude - spread, point.longitude + spread));
+}
+
+/**
+ * The haversine of the distance between the row's point and `point`: sin²(d/2), which grows with d, so
+ * bounds compare with sin²(bound/2) and the order is the distance's, with no asin to clamp.
+ */
+function haversine(point: GeoPoint): Sql {
+  const half = degree / 2;
+  const cosLatitude = Math.cos(point.latitude * degree);
+  return sql`(power(sin((o.geo_lat - ${point.latitude}) * ${half}), 2)
+    + cos(o.geo_lat * ${degree}) * ${cosLatitude} * power(sin((o.geo_lng - ${point.longitude}) * ${half}), 2))`;
+}
+
+const bound = (radians: number) => Math.sin(radians / 2) ** 2;
+
+/** The field is the row's GeoPoint field: false, not NULL, on rows without one (NOT keeps its meaning). */
+function holds(path: string[]): Sql {
+  return sql`o.geo_field IS NOT NULL AND o.geo_field = ${path[0]}`;
+}
+
+export function compileNear(node: Near): Sql {
+  const parts = [holds(node.path)];
+  if (node.maxDistance !== null && node.maxDistance < Math.PI) {
+    parts.push(capBox(node.point, node.maxDistance), sql`${haversine(node.point)} <= ${bound(node.maxDistance)}`);
+  }
+  if (node.minDistance > 0) parts.push(sql`${haversine(node.point)} >= ${bound(node.minDistance)}`);
+  return sql`(${sql.join(parts, sql` AND `)})`;
+}
+
+/** Inclusive on every side; a west past the east is the box across the antimeridian. */
+export function compileGeoBox(node: GeoBox): Sql {
+  const longitudes: Longitudes = node.west <= node.east ? [[node.west, node.east]] : [[node.west, 180], [-180, node.east]];
+  return sql`(${holds(node.path)} AND ${inBox(node.south, node.north, longitudes)})`;
+}
+
+/** A $nearSphere page's order: nearest first, then insertion order among equals. */
+export function nearestOrder(node: Near): Sql {
+  return sql`${haversine(node.point)} ASC, o.created_at ASC, o.id ASC`;
+}
+
+/** The $nearSphere a page without `order` is sorted by: the first among the where's top-level conditions. */
+export function nearestOf(where: Where): Near | null {
+  if (where.op === 'near' && where.nearest) return where;
+  if (where.op !== 'and') return null;
+  for (const item of where.items) {
+    const found = nearestOf(item);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The where with `node` bounded to `radius` radians. */
+export function boundNear(where: Where, node: Near, radius: number): Where {
+  if (where === node) return { ...node, maxDistance: radius };
+  if (where.op !== 'and') return where;
+  return { op: 'and', items: where.items.map((item) => boundNear(item, node, radius)) };
+}
+
+/**
+ * Radii (1, 10, 100 and 1,000 km) an unbounded nearest-first page is looked for within before the whole
+ * class: once one holds skip + limit matches, nothing outside it is nearer, so that is the page.
+ */
+export const nearestRadii = [1, 10, 100, 1000].map((km) => km / earthRadiusKm);
