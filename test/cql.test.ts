@@ -172,6 +172,15 @@ test('include, subqueries, relations and geo answer as the REST query they compi
   }
 });
 
+test('subqueries select through the find path, under the caller\'s ACL', async () => {
+  assert.deepEqual(await names('select * from GameScore where name in (select name from GameScore where score > 80)'), ['dennis', 'green']);
+  assert.deepEqual(await names('select * from GameScore where name = (select name from GameScore where score > ?)', [80]), ['dennis', 'green']);
+  assert.deepEqual(await names('select * from GameScore where name != (select name from GameScore where score <= 80) and score > 40'), ['dennis', 'green']);
+  assert.deepEqual(await names('select * from GameScore where name not in (select name from GameScore where score < 100)'), ['green']);
+  const tooMany = await cql('select * from GameScore where name in (select name, score from GameScore)');
+  assert.deepEqual([tooMany.status, tooMany.body], [400, { code: 300, error: 'CQL syntax error.Detail: a subquery must select one key (select name from …).' }]);
+});
+
 test('POST with a JSON body answers as GET; insert, update and delete are refused by name', async () => {
   const res = await server.client.post('/1.1/cloudQuery', { cql: 'select count(*) from GameScore where score > ?', pvalues: [60] });
   assert.deepEqual([res.status, res.body], [200, { results: [], className: 'GameScore', count: 3 }]);
