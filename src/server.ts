@@ -128,7 +128,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
-  const objects = new ObjectService({ store, clock, readRules: { [installationClass]: mayTouchInstallation } });
+  const objects = new ObjectService({ store, clock, readRules: { [installationClass]: mayTouchInstallation }, schemaCacheMs: config.appCacheMs });
   const mailer =
     deps.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: config.outboxDir, logger: deps.logger });
   deps.logger.info({ mail: mailer.destination }, config.smtpUrl ? 'mail goes out over SMTP' : 'SMTP_URL is not set: mails are written to the outbox folder');

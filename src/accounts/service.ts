@@ -2,7 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { conditionFor, readersFor } from '../objects/acl.ts';
-import { applyOperations } from '../objects/ops.ts';
+import { applyOperations, relationChanges } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
 import type { JsonObject, StoredObject, Where } from '../objects/types.ts';
 import { checkConditionReads, checkFind } from '../objects/query-reach.ts';
@@ -187,6 +187,7 @@ export class AccountService {
         };
       },
       conditionFor(caller, condition),
+      relationChanges(write.operations),
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });

@@ -32,7 +32,7 @@ export interface ReadAnswer {
 }
 
 /**
- * Objects read by `caller` as they go out: `keys`, `returnACL`, and `include` expanded with one read per
+ * Objects read by `caller` as they go out: relation fields as descriptors, `keys`, `returnACL`, and `include` expanded with one read per
  * level and class (ObjectService.readIncluded), each object in its class's view.
  */
 export async function answerObjects(
@@ -42,9 +42,9 @@ export async function answerObjects(
   params: ReadAnswer,
 ): Promise<JsonObject[]> {
   const plan = planInclude(params.include, params.projection);
-  const included = await objects.readIncluded(caller, roots, plan);
+  const [described, included] = await Promise.all([objects.describe(caller.appId, roots), objects.readIncluded(caller, roots, plan)]);
   const options = { view: viewFor(caller), returnAcl: params.returnAcl };
-  return roots.map((root) => renderIncluded(root, plan, included, options));
+  return described.map((root) => renderIncluded(root, plan, included, options));
 }
 
 /** answerObjects of one object. */

@@ -2,14 +2,17 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { Json, JsonObject } from './types.ts';
 import { checkJson, deepEqual, isGeoPoint, isObject, writePath } from './values.ts';
-import { refuseWriteOperation } from './unsupported.ts';
+import { holdsRelationOrNothing, isRelationOp, parseRelationOp } from './relations.ts';
+import type { RelationChange } from '../storage/relation-store.ts';
 
 export type Operation =
   | { kind: 'set'; path: string[]; value: Json }
   | { kind: 'delete'; path: string[] }
   | { kind: 'increment'; path: string[]; amount: number }
   | { kind: 'add' | 'addUnique' | 'remove'; path: string[]; objects: Json[] }
-  | { kind: 'bitAnd' | 'bitOr' | 'bitXor'; path: string[]; value: number };
+  | { kind: 'bitAnd' | 'bitOr' | 'bitXor'; path: string[]; value: number }
+  /** Members added to or removed from a relation: stored beside the object, never in its fields. */
+  | { kind: 'relation'; path: string[]; changes: RelationChange[] };
 
 /** Why an arithmetic result is refused (README "Limits"): JSON has no Infinity, and past 2^53 counting stops being exact. */
 const outOfRange = `cannot be stored (numbers must be finite, and whole numbers within ±${Number.MAX_SAFE_INTEGER} to count exactly)`;
@@ -20,6 +23,7 @@ function finiteNumber(value: unknown, what: string): number {
 }
 
 function parseOperation(path: string[], spec: Record<string, unknown>): Operation {
+  if (isRelationOp(spec.__op)) return { kind: 'relation', path, changes: parseRelationOp(path, spec) };
   switch (spec.__op) {
     case 'Delete':
       return { kind: 'delete', path };
@@ -43,7 +47,6 @@ function parseOperation(path: string[], spec: Record<string, unknown>): Operatio
       return { kind, path, value: value as number };
     }
     default:
-      refuseWriteOperation(spec.__op);
       return fail('incorrectType', `Unsupported operation '${String(spec.__op)}'.`);
   }
 }
@@ -77,6 +80,11 @@ function parentOf(data: JsonObject, path: string[], create: boolean): JsonObject
   return node;
 }
 
+/** The relation changes of a write's operations, in order. */
+export function relationChanges(operations: readonly Operation[]): RelationChange[] {
+  return operations.flatMap((op) => (op.kind === 'relation' ? op.changes : []));
+}
+
 /** Applies operations to a copy of the data; a type clash is an ApiError value. */
 export function applyOperations(current: JsonObject, operations: Operation[]): JsonObject | ApiError {
   const data = structuredClone(current);
@@ -86,6 +94,11 @@ export function applyOperations(current: JsonObject, operations: Operation[]): J
       if (op.kind === 'delete') {
         const parent = parentOf(data, op.path, false);
         if (parent) delete parent[field];
+        continue;
+      }
+      if (op.kind === 'relation') {
+        // The members live beside the object; its field may only be empty or a relation already.
+        if (!holdsRelationOrNothing(own(data, field))) return new ApiError('invalidRelation');
         continue;
       }
       const parent = parentOf(data, op.path, true) as JsonObject;

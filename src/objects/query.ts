@@ -166,6 +166,17 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>, depth: n
   return items.length === 1 ? items[0] : { op: 'and', items };
 }
 
+/** `{"$relatedTo":{"object":<Pointer>,"key":"likes"}}`: the objects the owner's relation `key` holds. */
+function relatedTo(raw: unknown): Where {
+  const usage = '$relatedTo needs {"object": <Pointer>, "key": <relation field>}.';
+  if (!isObject(raw) || !isObject(raw.object) || typeof raw.key !== 'string') fail('invalidQuery', usage);
+  const { className, objectId, __type } = raw.object;
+  if (__type !== 'Pointer' || typeof className !== 'string' || typeof objectId !== 'string') fail('invalidQuery', usage);
+  const path = fieldPath(raw.key);
+  if (path.length !== 1) fail('invalidQuery', usage);
+  return { op: 'relatedTo', owner: { className, objectId }, key: raw.key };
+}
+
 /** $and/$or nesting allowed; deeper trees are refused rather than handed to the SQL parser. */
 const maxNesting = 16;
 
@@ -189,6 +200,7 @@ function parseNode(raw: unknown, depth: number): Where {
   for (const [key, value] of Object.entries(raw)) {
     if (key === '$or') items.push({ op: 'or', items: clauses(value, '$or', depth) });
     else if (key === '$and') items.push({ op: 'and', items: clauses(value, '$and', depth) });
+    else if (key === '$relatedTo') items.push(relatedTo(value));
     else if (key.startsWith('$')) {
       // An operator where a field name goes ($relatedTo, $nor, …): named as one, not refused as a key (105).
       refuseQueryOperator(key);

@@ -7,8 +7,9 @@ import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
-import { checkConditionReads, checkFind, type QueryCaller } from './query-reach.ts';
-import { applyOperations, parseOperations, type Operation } from './ops.ts';
+import { checkConditionReads, checkFind, queryReads, type QueryCaller } from './query-reach.ts';
+import { applyOperations, parseOperations, relationChanges, type Operation } from './ops.ts';
+import { RelationSchema, jsonWithDescriptors, resolveRelationFields, withDescriptors } from './relations.ts';
 import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
 
@@ -93,11 +94,32 @@ export class ObjectService {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly readRules: Readonly<Record<string, ReadRule>>;
+  /** Which fields of a class are relations: their descriptors on every read, their meaning in a where. */
+  readonly relations: RelationSchema;
 
-  constructor(options: { store: Store; clock: Clock; readRules?: Record<string, ReadRule> }) {
+  constructor(options: { store: Store; clock: Clock; readRules?: Record<string, ReadRule>; schemaCacheMs?: number }) {
     this.store = options.store;
     this.clock = options.clock;
     this.readRules = options.readRules ?? {};
+    this.relations = new RelationSchema({ store: options.store.relations, clock: options.clock, cacheMs: options.schemaCacheMs ?? 1000 });
+  }
+
+  /** The object as read: its relation fields as descriptors (src/objects/relations.ts). */
+  private async described(appId: string, object: StoredObject): Promise<StoredObject> {
+    return withDescriptors(object, await this.relations.fieldsOf(appId, object.className));
+  }
+
+  /** Objects read (get, find, of any class) as they go out: each relation field as its descriptor. */
+  async describe(appId: string, objects: readonly StoredObject[]): Promise<StoredObject[]> {
+    return Promise.all(objects.map((object) => this.described(appId, object)));
+  }
+
+  /** A where as the store reads it: relation fields compared with pointers become "the relation holds". */
+  private async resolved(appId: string, className: string, where: Where): Promise<Where> {
+    const classes = [...new Set(queryReads(className, where).map((read) => read.className))];
+    const fields = await Promise.all(classes.map((name) => this.relations.fieldsOf(appId, name)));
+    if (fields.every((of) => Object.keys(of).length === 0)) return where;
+    return resolveRelationFields(where, className, (name) => fields[classes.indexOf(name)]);
   }
 
   /** Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts). */
@@ -107,6 +129,8 @@ export class ObjectService {
     const data = applyOperations({}, body.operations);
     if (data instanceof ApiError) throw data;
     const acl = body.acl ?? defaultAclFor(caller.app.settings.classDefaultACL, className, caller.userId);
+    const relations = relationChanges(body.operations);
+    await this.relations.check(caller.appId, className, relations);
     const now = this.clock.now();
     for (let attempt = 0; ; attempt++) {
       const object: StoredObject = {
@@ -117,10 +141,12 @@ export class ObjectService {
         acl,
         data,
       };
-      const outcome = await this.store.insertObject(caller.appId, object);
+      const outcome = await this.store.insertObject(caller.appId, object, relations);
       // A random id colliding is astronomically rare; one retry covers it.
       if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
-      return settle(outcome, object);
+      const saved = settle(outcome, object);
+      this.relations.learn(caller.appId, className, relations);
+      return this.described(caller.appId, saved);
     }
   }
 
@@ -135,7 +161,8 @@ export class ObjectService {
   async getJson(caller: Caller, className: string, objectId: string): Promise<StoredJson | null | 'noClass'> {
     checkClassName(className);
     const ref = { appId: caller.appId, className, objectId };
-    return (await this.store.getObjectJson(ref, readersFor(caller))) ?? this.missing(caller, className);
+    const found = await this.store.getObjectJson(ref, readersFor(caller));
+    return found ? jsonWithDescriptors(found, await this.relations.fieldsOf(caller.appId, className)) : this.missing(caller, className);
   }
 
   /** What a read that found nothing answers: null, or 'noClass' when the class has no objects at all. */
@@ -156,6 +183,9 @@ export class ObjectService {
     checkConditionReads(caller, className, condition);
     const classGuard = classRulesOf(className)?.updateGuard?.(body);
     const ref = { appId: caller.appId, className, objectId };
+    const relations = relationChanges(body.operations);
+    await this.relations.check(caller.appId, className, relations);
+    const where = condition && (await this.resolved(caller.appId, className, condition));
     const outcome = await this.store.updateObject<ApiError>(
       ref,
       (current) => {
@@ -166,9 +196,12 @@ export class ObjectService {
         if (data instanceof ApiError) return { refused: data };
         return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
       },
-      conditionFor(caller, condition),
+      conditionFor(caller, where),
+      relations,
     );
-    return settle(outcome, ref);
+    const saved = settle(outcome, ref);
+    this.relations.learn(caller.appId, className, relations);
+    return this.described(caller.appId, saved);
   }
 
   /** Deletes when permitted; deleting what is already gone succeeds, as the service does. */
@@ -176,10 +209,11 @@ export class ObjectService {
     checkClassName(className);
     checkConditionReads(caller, className, condition);
     const ref = { appId: caller.appId, className, objectId };
+    const where = condition && (await this.resolved(caller.appId, className, condition));
     const outcome = await this.store.deleteObject(
       ref,
       (current) => (canWrite(current.acl, caller) ? null : { refused: new ApiError('aclWriteDenied') }),
-      conditionFor(caller, condition),
+      conditionFor(caller, where),
     );
     if (!outcome.ok && outcome.reason === 'notFound') return;
     settle(outcome, ref);
@@ -189,7 +223,8 @@ export class ObjectService {
     checkClassName(className);
     checkFind(caller, className, options.where, options.order);
     if (options.limit === 0) return [];
-    return this.store.findObjects(caller.appId, className, { ...options, readers: readersFor(caller) });
+    const where = await this.resolved(caller.appId, className, options.where);
+    return this.store.findObjects(caller.appId, className, { ...options, where, readers: readersFor(caller) });
   }
 
   /**
@@ -200,7 +235,8 @@ export class ObjectService {
     if (plan.children.size === 0 || roots.length === 0) return new Map();
     const readers = readersFor(caller);
     return readIncluded(roots, plan, async (className, ids) => {
-      const objects = await this.store.getObjects(caller.appId, className, ids, readers);
+      const fields = await this.relations.fieldsOf(caller.appId, className);
+      const objects = (await this.store.getObjects(caller.appId, className, ids, readers)).map((object) => withDescriptors(object, fields));
       const rule = own(this.readRules, className);
       return rule ? objects.filter((object) => rule(caller, object)) : objects;
     });
@@ -209,7 +245,7 @@ export class ObjectService {
   async count(caller: QueryCaller, className: string, where: Where): Promise<number> {
     checkClassName(className);
     checkFind(caller, className, where);
-    return this.store.countObjects(caller.appId, className, where, readersFor(caller));
+    return this.store.countObjects(caller.appId, className, await this.resolved(caller.appId, className, where), readersFor(caller));
   }
 
   /** updatedAt never moves backwards, even if clocks of two nodes disagree slightly. */

@@ -6,7 +6,7 @@ import { classRulesOf } from '../../objects/class-rules.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
-import { conditionOf, flag, listParams, queryOf, sendsObjectBack, type Query } from '../params.ts';
+import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type Query } from '../params.ts';
 import { answerObject, answerObjects } from '../answer.ts';
 
 interface ClassParams {
@@ -97,14 +97,22 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       return {};
     },
 
-    async find(request, _reply, className) {
-      const params = listParams(queryOf(request));
+    async find(request, _reply, parentClass) {
+      const query = queryOf(request);
+      const params = listParams(query);
+      // The SDKs' relation.query() when they do not know the target class: sent to the owner's class, answered
+      // from the relation's, which the answer names so the SDK builds objects of it.
+      const redirect = param(query, 'redirectClassNameForKey');
+      const className = redirect ? await objects.relations.targetOf(request.ctx.appId, parentClass, redirect) : parentClass;
       const [results, count] = await Promise.all([
         objects.find(request.ctx, className, params),
         params.count ? objects.count(request.ctx, className, params.where) : Promise.resolve(undefined),
       ]);
-      const body: { results: unknown[]; count?: number } = { results: await answerObjects(objects, request.ctx, results, params) };
+      const body: { results: unknown[]; count?: number; className?: string } = {
+        results: await answerObjects(objects, request.ctx, results, params),
+      };
       if (count !== undefined) body.count = count;
+      if (redirect) body.className = className;
       return body;
     },
   };
