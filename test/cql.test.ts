@@ -105,6 +105,9 @@ test('operators of the CQL guide: != <> in, not in, exists, like, regexp, all, s
   assert.deepEqual(await names("select * from GameScore where name in ('dennis','catty','nobody')"), ['dennis', 'catty']);
   assert.deepEqual(await names("select * from GameScore where name not in ('dennis','catty') and score >= 50"), ["it's ?", 'green']);
   assert.deepEqual(await names('select * from GameScore where level is exists'), ['green']);
+  // Not in the guide; SQL's spelling of `= null` (a missing key matches too, as in REST) and `!= null`.
+  assert.deepEqual(await names('select * from GameScore where level is not null'), ['green']);
+  assert.deepEqual(await names('select * from GameScore where level is null and score > 60'), ['dennis', 'catty']);
   assert.deepEqual(await names('select * from GameScore where level is not exists and score > 60'), ['dennis', 'catty']);
   assert.deepEqual(await names("select * from GameScore where name like 'dennis%'"), ['dennis', 'dennis2']);
   assert.deepEqual(await names("select * from GameScore where name like 'denni%s'"), ['dennis']);

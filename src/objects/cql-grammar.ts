@@ -72,6 +72,7 @@ Condition
   = RelatedKw __ key:Field __ ToKw __ object:Value { return { type: 'related', key, object }; }
   / SizeKw _ "(" _ path:FieldPath _ ")" _ "=" _ value:Value { return { type: 'size', path, value }; }
   / path:FieldPath __ IsKw __ not:(NotKw __)? ExistsKw { return { type: 'exists', path, exists: !not }; }
+  / path:FieldPath __ IsKw __ not:(NotKw __)? NullKw { return { type: 'compare', path, op: not ? '!=' : '=', value: { v: 'lit', value: null } }; }
   / path:FieldPath __ not:(NotKw __)? InKw _ "(" _ select:Select _ ")" { return { type: 'inSelect', path, not: !!not, select }; }
   / path:FieldPath __ not:(NotKw __)? InKw _ "(" _ values:Values _ ")" { return { type: 'in', path, not: !!not, values }; }
   / path:FieldPath __ AllKw _ "(" _ values:Values _ ")" { return { type: 'all', path, values }; }
