@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { own } from '../lib/lookup.ts';
 import type { Store } from '../storage/store.ts';
-import { canWrite, conditionFor, parseAcl, readersFor, type Caller } from './acl.ts';
+import { conditionFor, parseAcl, readersFor, writeAccess, type Caller } from './acl.ts';
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
@@ -76,6 +76,16 @@ export function settle(outcome: WriteOutcome<ApiError>, ref: { className: string
   }
 }
 
+/** A write refused until the caller's roles are read (ObjectService.underAcl); never answered. */
+const rolesNeeded = new ApiError('aclWriteDenied');
+
+/** Why the caller may not write the current row under its ACL, or null when it may. */
+function aclRefusal(current: StoredObject, caller: Caller, roles: ReadonlySet<string> | undefined): ApiError | null {
+  const access = writeAccess(current.acl, caller, roles);
+  if (access === 'roles') return rolesNeeded;
+  return access ? null : new ApiError('aclWriteDenied');
+}
+
 export interface FindOptions {
   where: Where;
   order: OrderKey[];
@@ -93,6 +103,7 @@ export type ReadRule = (caller: Caller, object: StoredObject) => boolean;
 export class ObjectService {
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly callerRoles = new WeakMap<Caller, Promise<ReadonlySet<string>>>();
   private readonly readRules: Readonly<Record<string, ReadRule>>;
   /** Which fields of a class are relations: their descriptors on every read, their meaning in a where. */
   readonly relations: RelationSchema;
@@ -186,18 +197,19 @@ export class ObjectService {
     const relations = relationChanges(body.operations);
     await this.relations.check(caller.appId, className, relations);
     const where = condition && (await this.resolved(caller.appId, className, condition));
-    const outcome = await this.store.updateObject<ApiError>(
-      ref,
-      (current) => {
-        if (!canWrite(current.acl, caller)) return { refused: new ApiError('aclWriteDenied') };
-        const refusal = guard?.(current) ?? classGuard?.(current);
-        if (refusal) return { refused: refusal };
-        const data = applyOperations(current.data, body.operations);
-        if (data instanceof ApiError) return { refused: data };
-        return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
-      },
-      conditionFor(caller, where),
-      relations,
+    const outcome = await this.underAcl(caller, (roles) =>
+      this.store.updateObject<ApiError>(
+        ref,
+        (current) => {
+          const refusal = aclRefusal(current, caller, roles) ?? guard?.(current) ?? classGuard?.(current);
+          if (refusal) return { refused: refusal };
+          const data = applyOperations(current.data, body.operations);
+          if (data instanceof ApiError) return { refused: data };
+          return { ...current, data, acl: body.acl === undefined ? current.acl : body.acl, updatedAt: this.nextUpdatedAt(current) };
+        },
+        conditionFor(caller, where),
+        relations,
+      ),
     );
     const saved = settle(outcome, ref);
     this.relations.learn(caller.appId, className, relations);
@@ -210,10 +222,15 @@ export class ObjectService {
     checkConditionReads(caller, className, condition);
     const ref = { appId: caller.appId, className, objectId };
     const where = condition && (await this.resolved(caller.appId, className, condition));
-    const outcome = await this.store.deleteObject(
-      ref,
-      (current) => (canWrite(current.acl, caller) ? null : { refused: new ApiError('aclWriteDenied') }),
-      conditionFor(caller, where),
+    const outcome = await this.underAcl(caller, (roles) =>
+      this.store.deleteObject(
+        ref,
+        (current) => {
+          const refusal = aclRefusal(current, caller, roles);
+          return refusal ? { refused: refusal } : null;
+        },
+        conditionFor(caller, where),
+      ),
     );
     if (!outcome.ok && outcome.reason === 'notFound') return;
     settle(outcome, ref);
@@ -246,6 +263,30 @@ export class ObjectService {
     checkClassName(className);
     checkFind(caller, className, where);
     return this.store.countObjects(caller.appId, className, await this.resolved(caller.appId, className, where), readersFor(caller));
+  }
+
+  /**
+   * Runs a write checked by aclRefusal: first without the caller's roles, and once more with them only
+   * when role entries of the ACL decide (rolesNeeded), so a write reads roles only where they matter.
+   */
+  private async underAcl(
+    caller: Caller,
+    write: (roles: ReadonlySet<string> | undefined) => Promise<WriteOutcome<ApiError>>,
+  ): Promise<WriteOutcome<ApiError>> {
+    const outcome = await write(undefined);
+    if (outcome.ok || outcome.reason !== 'refused' || outcome.refusal !== rolesNeeded) return outcome;
+    return write(await this.rolesOf(caller));
+  }
+
+  /** The caller's role names, read at most once a request (the Caller is the request's) and never kept longer. */
+  private rolesOf(caller: Caller): Promise<ReadonlySet<string>> {
+    let roles = this.callerRoles.get(caller);
+    if (roles === undefined) {
+      const userId = caller.userId ?? '';
+      roles = this.store.roles.rolesOf(caller.appId, userId).then((names) => new Set(names));
+      this.callerRoles.set(caller, roles);
+    }
+    return roles;
   }
 
   /** updatedAt never moves backwards, even if clocks of two nodes disagree slightly. */

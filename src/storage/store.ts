@@ -10,6 +10,7 @@ import type { QuotaPauses } from './quota-pause-store.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { ClassIndexStore } from './class-index-store.ts';
 import type { RelationChange, RelationStore } from './relation-store.ts';
+import type { RoleStore } from './role-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -43,6 +44,8 @@ export interface Store {
   readonly classIndexes: ClassIndexStore;
   /** Members of objects' relations, and which fields are relations (src/storage/relation-store.ts). */
   readonly relations: RelationStore;
+  /** The roles a user has, through role relations at any depth (src/storage/role-store.ts). */
+  readonly roles: RoleStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

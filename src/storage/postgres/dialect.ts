@@ -155,8 +155,10 @@ export const postgresDialect: SqlDialect = {
     return sql`coalesce(${value} IN (${values}), false)`;
   },
 
-  readableBy(readers: readonly string[]): Sql {
-    return sql`o.readers && ${sql.val([...readers])}::text[]`;
+  readableBy(readers: readonly string[], roles: Sql | null): Sql {
+    const direct = sql`o.readers && ${sql.val([...readers])}::text[]`;
+    // ARRAY(roles) is an InitPlan: run once a statement, and only when a row reaches it.
+    return roles === null ? direct : sql`(${direct} OR o.readers && ARRAY(${roles}))`;
   },
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),

@@ -5,6 +5,7 @@ import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
 import { fromRow, objectSelect, type SelectedRow } from '../sql/object-row.ts';
 import { SqlStore } from '../sql/sql-store.ts';
+import { rolePrincipals } from '../sql/roles.ts';
 import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
@@ -59,11 +60,15 @@ export class PostgresStore extends SqlStore {
    * readers (null, the master key, reads everything), inside the statement as everywhere.
    */
   private async selectLookups(appId: string, className: string, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+    const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
+    // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
+    const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
     const { rows } = await sql<LookupRow>`SELECT l.k AS lookup, ${objectSelect}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
       JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND o.id = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
-        OR o.readers && ARRAY(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`.execute(this.db);
+        OR o.readers && ARRAY${readers}
+        OR o.readers && ARRAY(${roles})`.execute(this.db);
     return rows;
   }
 }

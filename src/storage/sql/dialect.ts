@@ -71,8 +71,12 @@ export interface SqlDialect {
   textAsValue(text: Sql): Sql;
   /** The value (of jsonValue) is one of `values` (a one-column query of them); never NULL. */
   valueIn(value: Sql, values: Sql): Sql;
-  /** The row's readers column shares a principal with the list. */
-  readableBy(readers: readonly string[]): Sql;
+  /**
+   * The row's readers column shares a principal with the list or, `roles` given, with what that query
+   * selects (`SELECT principal`, the roles of the users in the list: src/storage/sql/roles.ts), which the
+   * database runs at most once a statement and only for a row the list does not already grant.
+   */
+  readableBy(readers: readonly string[], roles: Sql | null): Sql;
   /** Value to bind for the JSON columns (data, acl). */
   encodeJson(value: unknown): unknown;
   decodeJson<T>(raw: unknown): T;

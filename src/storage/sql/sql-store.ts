@@ -15,7 +15,7 @@ import type {
 } from '../../objects/types.ts';
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { compileWhere, findStatement, readableBy } from './where.ts';
+import { compileWhere, findStatement } from './where.ts';
 import { boundNear, nearestOf, nearestRadii } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -31,7 +31,8 @@ import { SqlClassIndexStore } from './class-index-store.ts';
 import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
 import type { RelationChange } from '../relation-store.ts';
 import { serialiseOn } from './serialise.ts';
-import { fromRow, insertRows, objectSelect, readersOf, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
+import { SqlRoleStore, readableSql } from './roles.ts';
+import { fromRow, insertRows, objectSelect, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
 
 interface AppRow {
   app_id: string;
@@ -55,6 +56,7 @@ export class SqlStore implements Store {
   readonly ops: SqlOpsStore;
   readonly classIndexes: SqlClassIndexStore;
   readonly relations: SqlRelationStore;
+  readonly roles: SqlRoleStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -72,6 +74,7 @@ export class SqlStore implements Store {
     this.ops = new SqlOpsStore(options);
     this.classIndexes = new SqlClassIndexStore(options);
     this.relations = new SqlRelationStore(options);
+    this.roles = new SqlRoleStore(options);
   }
 
   async migrate(): Promise<void> {
@@ -142,8 +145,8 @@ export class SqlStore implements Store {
 
   // ── objects ─────────────────────────────────────────────────────────────────
 
-  private readable(readers: Readers) {
-    return readableBy(this.dialect, readers);
+  private readable(appId: string, readers: Readers) {
+    return readableSql(this.dialect, appId, readers);
   }
 
   async insertObject(appId: string, object: StoredObject, relations: readonly RelationChange[] = []): Promise<WriteOutcome> {
@@ -179,7 +182,7 @@ export class SqlStore implements Store {
   protected async selectByIds(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<SelectedRow[]> {
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
-      AND o.id IN (${sql.join(ids.map((id) => sql`${id}`))}) AND ${this.readable(readers)}`.execute(this.db);
+      AND o.id IN (${sql.join(ids.map((id) => sql`${id}`))}) AND ${this.readable(appId, readers)}`.execute(this.db);
     return rows;
   }
 
@@ -189,7 +192,7 @@ export class SqlStore implements Store {
     // The ids are bound as one parameter: a level of a thousand results' arrays of pointers stays one short statement.
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
-      AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(readers)}`.execute(this.db);
+      AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`.execute(this.db);
     return rows.map((row) => fromRow(this.dialect, row));
   }
 
@@ -217,7 +220,7 @@ export class SqlStore implements Store {
     const scope = { dialect: this.dialect, appId, className, readers };
     const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM objects o
       WHERE o.app_id = ${appId} AND o.class_name = ${className}
-      AND ${compileWhere(scope, where)} AND ${this.readable(readers)}`.execute(this.db);
+      AND ${compileWhere(scope, where)} AND ${this.readable(appId, readers)}`.execute(this.db);
     return Number(rows[0].n);
   }
 
@@ -241,12 +244,11 @@ export class SqlStore implements Store {
    * Whether the locked row meets the condition. A row its readers may not read never does, and its
    * fields are not looked at: the answer must not depend on what the condition says about them.
    */
-  private async meets(trx: Kysely<any>, ref: ObjectRef, row: StoredObject, condition: Condition): Promise<boolean> {
-    const readers = condition.readers;
-    if (readers !== null && !readersOf(row.acl).some((principal) => readers.includes(principal))) return false;
+  private async meets(trx: Kysely<any>, ref: ObjectRef, condition: Condition): Promise<boolean> {
     const { rows } = await sql`SELECT 1 AS one FROM objects o
       WHERE o.app_id = ${ref.appId} AND o.class_name = ${ref.className} AND o.id = ${ref.objectId}
-      AND ${compileWhere({ dialect: this.dialect, appId: ref.appId, className: ref.className, readers }, condition.where)}`.execute(trx);
+      AND ${this.readable(ref.appId, condition.readers)}
+      AND ${compileWhere({ dialect: this.dialect, appId: ref.appId, className: ref.className, readers: condition.readers }, condition.where)}`.execute(trx);
     return rows.length > 0;
   }
 
@@ -263,7 +265,7 @@ export class SqlStore implements Store {
         // The write rights first, the condition after: a refusal must not depend on the condition.
         const next = change(current);
         if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
-        if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
+        if (condition && !(await this.meets(trx, ref, condition))) return { ok: false, reason: 'conditionFailed' };
         await sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
         // A user's third-party identities follow its authData in the same transaction (unique index: 208).
@@ -289,7 +291,7 @@ export class SqlStore implements Store {
       if (!current) return { ok: false, reason: 'notFound' };
       const refusal = guard(current);
       if (refusal) return { ok: false, reason: 'refused', refusal: refusal.refused };
-      if (condition && !(await this.meets(trx, ref, current, condition))) return { ok: false, reason: 'conditionFailed' };
+      if (condition && !(await this.meets(trx, ref, condition))) return { ok: false, reason: 'conditionFailed' };
       await sql`DELETE FROM objects WHERE app_id = ${ref.appId} AND class_name = ${ref.className}
         AND id = ${ref.objectId}`.execute(trx);
       if (ref.className === '_User') await deleteIdentities(trx, ref.appId, ref.objectId);

@@ -4,6 +4,7 @@ import { table } from '../../lib/lookup.ts';
 import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
 import { compileGeoBox, compileNear, nearestOf, nearestOrder } from './geo.ts';
 import { promotedColumn } from './object-row.ts';
+import { readableSql } from './roles.ts';
 import { holdsAny, memberOf } from './relation-store.ts';
 
 /** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
@@ -72,11 +73,6 @@ export interface WhereScope {
   appId: string;
   className: string;
   readers: Readers;
-}
-
-/** The rows the readers may read. */
-export function readableBy(dialect: SqlDialect, readers: Readers): Sql {
-  return readers === null ? sql`1=1` : dialect.readableBy(readers);
 }
 
 /**
@@ -227,7 +223,7 @@ export function findStatement(
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
-  const readable = readableBy(dialect, scope.readers);
+  const readable = readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
     WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;

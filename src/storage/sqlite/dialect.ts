@@ -65,6 +65,14 @@ export function readerNeedle(principal: string): string {
   return JSON.stringify(principal);
 }
 
+/**
+ * A row whose readers name a role (the needle of 'role:') and share one with `roles`: rows without role
+ * entries never run the roles query, and `IN (SELECT …)` is built once a statement (SQLite's OP_Once).
+ */
+export function byRoles(roles: Sql): Sql {
+  return sql`(instr(o.readers, '"role:') > 0 AND EXISTS (SELECT 1 FROM json_each(o.readers) j WHERE j.value IN (${roles})))`;
+}
+
 export const sqliteDialect: SqlDialect = {
   kind: 'sqlite',
   classIndexes: sqliteClassIndexes,
@@ -177,9 +185,11 @@ export const sqliteDialect: SqlDialect = {
     return sql`coalesce(${value} IN (${values}), 0)`;
   },
 
-  readableBy(readers: readonly string[]): Sql {
+  readableBy(readers: readonly string[], roles: Sql | null): Sql {
     // A string search in the readers' JSON array text, no JSON parse (readerNeedle).
-    return sql`(${sql.join(readers.map((r) => sql`instr(o.readers, ${readerNeedle(r)}) > 0`), sql` OR `)})`;
+    const direct = sql.join(readers.map((r) => sql`instr(o.readers, ${readerNeedle(r)}) > 0`), sql` OR `);
+    if (roles === null) return sql`(${direct})`;
+    return sql`(${direct} OR ${byRoles(roles)})`;
   },
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),

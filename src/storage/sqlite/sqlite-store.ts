@@ -1,23 +1,30 @@
 import type Database from 'better-sqlite3';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Readers, StoredJson, StoredObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
 import { SqlStore } from '../sql/sql-store.ts';
 import { fromRow } from '../sql/object-row.ts';
-import { readerNeedle, sqliteDialect } from './dialect.ts';
+import { byRoles, readerNeedle, sqliteDialect } from './dialect.ts';
+import { membersOf, rolePrincipals } from '../sql/roles.ts';
 
 type ObjectTuple = [createdAt: number, updatedAt: number, data: string, acl: string | null];
 
 /**
- * The statement of SqlStore.getObject with `readerCount` readers (none: the master key). Class and
- * id are not selected: the row's equal the ones asked for (binary comparison).
+ * The statement of SqlStore.getObject with `readerCount` readers (none: the master key) and, when the
+ * readers name a user, `roles`: the clause that reads through that user's roles. Class and id are not
+ * selected: the row's equal the ones asked for (binary comparison).
  */
-function objectByIdSql(readerCount: number): string {
-  const readable = Array.from({ length: readerCount }, () => 'instr(o.readers, ?) > 0').join(' OR ');
+function objectByIdSql(readerCount: number, roles: string | null): string {
+  const direct = Array.from({ length: readerCount }, () => 'instr(o.readers, ?) > 0');
+  const readable = roles === null ? direct : [...direct, roles];
   return `SELECT o.created_at, o.updated_at, o.data, o.acl
-    FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ?${readerCount > 0 ? ` AND (${readable})` : ''}`;
+    FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ?${readerCount > 0 ? ` AND (${readable.join(' OR ')})` : ''}`;
 }
+
+/** Stand-ins compiled into the roles clause once, replaced by the request's application and user when run. */
+const appMark = '\u0000app';
+const memberMark = '\u0000member';
 
 /**
  * The SQL store on SQLite, with get-by-id run as a prepared statement straight on the
@@ -32,33 +39,48 @@ function objectByIdSql(readerCount: number): string {
  */
 export class SqliteStore extends SqlStore {
   private readonly database: Database.Database;
-  /** By number of readers: 0 (master key), 1 ("*"), 2 ("*" and the session's user). */
+  /** By number of readers: 0 (master key), 1 ("*"), 2 ("*" and the session's user, with its roles). */
   private readonly byId: Database.Statement<unknown[], ObjectTuple>[] = [];
+  /** The roles clause of the statement (the same SQL as SqlStore's, readableSql) and its parameters. */
+  private rolesClause: { text: string; parameters: readonly unknown[] } | undefined;
 
   constructor(options: { db: Kysely<any>; database: Database.Database }) {
     super({ db: options.db, dialect: sqliteDialect });
     this.database = options.database;
   }
 
-  private statementFor(readerCount: number): Database.Statement<unknown[], ObjectTuple> {
-    let statement = this.byId[readerCount];
+  private rolesClauseSql(): { text: string; parameters: readonly unknown[] } {
+    if (this.rolesClause === undefined) {
+      const clause = byRoles(rolePrincipals(sqliteDialect, sql`${appMark}`, (targetId) => sql`${targetId} = ${memberMark}`));
+      const compiled = clause.compile(this.db);
+      this.rolesClause = { text: compiled.sql, parameters: compiled.parameters };
+    }
+    return this.rolesClause;
+  }
+
+  private statementFor(readerCount: number, roles: string | null): Database.Statement<unknown[], ObjectTuple> {
+    const slot = readerCount * 2 + (roles === null ? 0 : 1);
+    let statement = this.byId[slot];
     if (statement === undefined) {
-      statement = this.database.prepare<unknown[], ObjectTuple>(objectByIdSql(readerCount)).raw(true);
-      if (readerCount <= 4) this.byId[readerCount] = statement;
+      statement = this.database.prepare<unknown[], ObjectTuple>(objectByIdSql(readerCount, roles)).raw(true);
+      if (readerCount <= 4) this.byId[slot] = statement;
     }
     return statement;
   }
 
-  /** The row, null when there is none or the readers may not see it; undefined: not taken here (a transaction is open), ask SqlStore. */
+  /** The row, null when there is none or the readers may not see it; undefined: not taken here (a transaction is open, several users), ask SqlStore. */
   private preparedGetById(ref: ObjectRef, readers: Readers): ObjectTuple | null | undefined {
     if (this.database.inTransaction || readers?.length === 0) return undefined;
     if (!isPlausibleId(ref.objectId)) return null;
-    const statement = this.statementFor(readers === null ? 0 : readers.length);
-    const row =
-      readers === null
-        ? statement.get(ref.appId, ref.className, ref.objectId)
-        : statement.get(ref.appId, ref.className, ref.objectId, ...readers.map(readerNeedle));
-    return row ?? null;
+    if (readers === null) return this.statementFor(0, null).get(ref.appId, ref.className, ref.objectId) ?? null;
+    const members = membersOf(readers);
+    if (members.length > 1) return undefined;
+    const needles = readers.map(readerNeedle);
+    if (members.length === 0) return this.statementFor(readers.length, null).get(ref.appId, ref.className, ref.objectId, ...needles) ?? null;
+    const roles = this.rolesClauseSql();
+    const roleParameters = roles.parameters.map((p) => (p === appMark ? ref.appId : p === memberMark ? members[0] : p));
+    const statement = this.statementFor(readers.length, roles.text);
+    return statement.get(ref.appId, ref.className, ref.objectId, ...needles, ...roleParameters) ?? null;
   }
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
