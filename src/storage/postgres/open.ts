@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PostgresStore } from './postgres-store.ts';
 import { surviveLostConnections } from './lost-connections.ts';
+import { runPreparedByName } from './prepared.ts';
 
 // BIGINT columns hold epoch milliseconds, well inside the exact range of a JS number.
 const types = {
@@ -15,7 +16,9 @@ export async function openPostgresStore(options: { url: string; poolSize?: numbe
   await migrate(options.url);
   // A server that does not answer fails a checkout after 5 s (a 503), instead of holding the request.
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types, statement_timeout: options.statementTimeoutMs || false, connectionTimeoutMillis: 5000 });
-  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: surviveLostConnections(pool) }) }), pool });
+  const checkouts = surviveLostConnections(pool);
+  runPreparedByName(pool);
+  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: checkouts }) }), pool });
   return store;
 }
 

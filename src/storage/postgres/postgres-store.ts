@@ -9,6 +9,7 @@ import { rolePrincipals } from '../sql/roles.ts';
 import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
+import { prepared } from './prepared.ts';
 import { PostgresOpsStore } from './ops-store.ts';
 
 /**
@@ -63,12 +64,12 @@ export class PostgresStore extends SqlStore {
     const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
     // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
     const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
-    const { rows } = await sql<LookupRow>`SELECT l.k AS lookup, ${objectSelect}
+    const { rows } = await sql<LookupRow>`${prepared('roost_object_lookups', sql`SELECT l.k AS lookup, ${objectSelect}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
       JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND o.id = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
         OR o.readers && ARRAY${readers}
-        OR o.readers && ARRAY(${roles})`.execute(this.db);
+        OR o.readers && ARRAY(${roles})`)}`.execute(this.db);
     return rows;
   }
 }

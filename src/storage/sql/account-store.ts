@@ -27,7 +27,7 @@ const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
  * a user's recent login attempts are one row of login_attempts.
  */
 export class SqlAccountStore implements AccountStore {
-  private readonly db: Kysely<any>;
+  protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
