@@ -184,6 +184,24 @@ test('subqueries select through the find path, under the caller\'s ACL', async (
   assert.deepEqual([tooMany.status, tooMany.body], [400, { code: 300, error: 'CQL syntax error.Detail: a subquery must select one key (select name from …).' }]);
 });
 
+test('geo (near with min/max, within) and relations (related … to pointer(…)) select what REST selects', async () => {
+  const point = (longitude: number, latitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
+  const places = [['here', point(116.4, 39.9)], ['near', point(116.405, 39.9)], ['far', point(117.4, 39.9)]] as const;
+  const requests = places.map(([name, location]) => ({ method: 'POST', path: '/1.1/classes/Place', body: { name, location } }));
+  await server.client.post('/1.1/batch', { requests });
+  const placeNames = async (statement: string, pvalues?: unknown[]) => (await names(statement, pvalues)).join(',');
+  assert.equal(await placeNames('select * from Place where location near geopoint(116.4, 39.9) max 1 km'), 'here,near');
+  assert.equal(await placeNames('select * from Place where location near [116.4, 39.9] min 0.1 km max 1000 km'), 'near,far');
+  assert.equal(await placeNames('select * from Place where location near ? max 1 km', [point(117.4, 39.9)]), 'far');
+  assert.equal(await placeNames('select * from Place where location within [116.3, 39.8] and [116.41, 40.0]'), 'here,near');
+
+  const fans = (await server.client.post('/1.1/batch', { requests: ['a', 'b', 'c'].map((name) => ({ method: 'POST', path: '/1.1/classes/Fan', body: { name } })) })).body as Array<{ success: { objectId: string } }>;
+  const liked = fans.slice(0, 2).map((fan) => ({ __type: 'Pointer', className: 'Fan', objectId: fan.success.objectId }));
+  const post = await server.client.post('/1.1/classes/Post', { likes: { __op: 'AddRelation', objects: liked } });
+  assert.equal(post.status, 201, JSON.stringify(post.body));
+  assert.deepEqual(await names("select * from Fan where related likes to pointer('Post', ?) order by name", [post.body.objectId]), ['a', 'b']);
+});
+
 test('POST with a JSON body answers as GET; insert, update and delete are refused by name', async () => {
   const res = await server.client.post('/1.1/cloudQuery', { cql: 'select count(*) from GameScore where score > ?', pvalues: [60] });
   assert.deepEqual([res.status, res.body], [200, { results: [], className: 'GameScore', count: 3 }]);
