@@ -239,6 +239,30 @@ describe('near the poles and across the antimeridian', () => {
     }
   });
 
+  test('$geoWithin $polygon (an extension): inside by the even-odd rule, concave shapes too', async () => {
+    const inside = (p: { latitude: number; longitude: number }, polygon: Array<[number, number]>) => {
+      let odd = false;
+      for (let i = 0; i < polygon.length; i++) {
+        const [aLat, aLng] = polygon[i];
+        const [bLat, bLng] = polygon[(i + 1) % polygon.length];
+        if (aLat > p.latitude !== bLat > p.latitude && p.longitude < ((bLng - aLng) * (p.latitude - aLat)) / (bLat - aLat) + aLng) odd = !odd;
+      }
+      return odd;
+    };
+    const polygons: Array<Array<[number, number]>> = [
+      [[-90, -180], [-90, 180], [90, 180], [90, -180]],
+      // A U: two arms over the equator joined in the south, the gap between them left out.
+      [[-20, 170], [25, 170], [25, 175], [0, 175], [0, 178], [25, 178], [25, 180], [-20, 180]],
+      [[80, -100], [89.9, 0], [80, 100], [85, 0]],
+    ];
+    for (const polygon of polygons) {
+      const expected = points.map((p, i) => ({ p, id: ids[i] })).filter(({ p }) => inside(p, polygon)).map(({ id }) => id);
+      assert.ok(expected.length > 0, 'a polygon that holds points');
+      const where = { location: { $geoWithin: { $polygon: polygon.map(([lat, lng]) => point(lat, lng)) } } };
+      assert.deepEqual(await idsOf('World', { where, limit: 1000 }), expected, JSON.stringify(polygon));
+    }
+  });
+
   test('$geoWithin $centerSphere (an extension) selects the cap, in insertion order', async () => {
     const center = { latitude: 0, longitude: 179.9 };
     const expected = points.map((p, i) => ({ id: ids[i], d: distance(center, p) })).filter((x) => x.d <= 0.1).map((x) => x.id);
@@ -262,9 +286,11 @@ describe('refusals', () => {
       [
         { location: { $geoWithin: { $circle: 1 } } },
         102,
-        '$geoWithin needs {"$box": [southwest, northeast]} or {"$centerSphere": [center, radians]}.',
+        '$geoWithin needs {"$box": [southwest, northeast]}, {"$centerSphere": [center, radians]} or {"$polygon": [GeoPoint, …]}.',
       ],
-      [{ location: { $geoWithin: { $polygon: [point(0, 0), point(1, 1), point(0, 1)] } } }, 102, 'Not supported yet: $polygon (geo queries).'],
+      [{ location: { $geoWithin: { $polygon: [point(0, 0), point(1, 1)] } } }, 102, '$polygon needs 3 to 100 GeoPoints.'],
+      [{ location: { $geoWithin: { $polygon: [point(0, 0), point(1, 1), [0, 1]] } } }, 102, '$polygon needs a GeoPoint.'],
+      [{ location: { $within: { $polygon: [point(0, 0), point(1, 1), point(0, 1)] } } }, 102, '$within needs {"$box": [southwest, northeast]}.'],
       [{ location: { $geoWithin: { $centerSphere: [point(0, 0)] } } }, 102, '$centerSphere needs [center GeoPoint, radius in radians].'],
       [{ 'place.location': { $nearSphere: point(1, 1) } }, 102, "Geo queries read a top-level GeoPoint field, not 'place.location'."],
       [{ location: { $near: point(1, 1) } }, 102, "Unsupported query operator '$near'."],

@@ -53,6 +53,16 @@ function box(raw: unknown, operator: string, path: string[]): Where {
   };
 }
 
+/** Most vertices of a $polygon: each edge is a term of the SQL. */
+export const maxPolygonVertices = 100;
+
+function polygon(raw: unknown, path: string[]): Where {
+  if (!Array.isArray(raw) || raw.length < 3 || raw.length > maxPolygonVertices) {
+    fail('invalidQuery', `$polygon needs 3 to ${maxPolygonVertices} GeoPoints.`);
+  }
+  return { op: 'geoPolygon', path, vertices: raw.map((point) => queryPoint(point, '$polygon')) };
+}
+
 function region(raw: unknown, operator: string, path: string[]): Where {
   if (!isObject(raw)) fail('invalidQuery', `${operator} needs {"$box": [southwest, northeast]}.`);
   const [shape, ...others] = Object.keys(raw);
@@ -63,8 +73,9 @@ function region(raw: unknown, operator: string, path: string[]): Where {
     const point = queryPoint(circle[0], '$centerSphere');
     return { op: 'near', path, point, minDistance: 0, maxDistance: distance(circle[1], '$centerSphere', 1), nearest: false };
   }
-  if (shape === '$polygon') fail('queryNotSupported', 'Not supported yet: $polygon (geo queries).');
-  return fail('invalidQuery', `${operator} needs {"$box": [southwest, northeast]}${operator === '$geoWithin' ? ' or {"$centerSphere": [center, radians]}' : ''}.`);
+  if (others.length === 0 && shape === '$polygon' && operator === '$geoWithin') return polygon(raw.$polygon, path);
+  const extensions = ', {"$centerSphere": [center, radians]} or {"$polygon": [GeoPoint, …]}';
+  return fail('invalidQuery', `${operator} needs {"$box": [southwest, northeast]}${operator === '$geoWithin' ? extensions : ''}.`);
 }
 
 /**

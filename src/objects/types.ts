@@ -76,6 +76,8 @@ export type Where =
   | { op: 'near'; path: string[]; point: GeoPoint; minDistance: number; maxDistance: number | null; nearest: boolean }
   /** The field holds a GeoPoint inside the box; a box whose west lies east of its east crosses the antimeridian. */
   | { op: 'geoBox'; path: string[]; south: number; north: number; west: number; east: number }
+  /** The field holds a GeoPoint inside the polygon, its edges straight in latitude and longitude ($geoWithin $polygon). */
+  | { op: 'geoPolygon'; path: string[]; vertices: GeoPoint[] }
   | { op: 'const'; value: boolean };
 
 /**

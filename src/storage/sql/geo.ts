@@ -12,6 +12,7 @@ import type { Sql } from './dialect.ts';
 
 type Near = Extract<Where, { op: 'near' }>;
 type GeoBox = Extract<Where, { op: 'geoBox' }>;
+type GeoPolygon = Extract<Where, { op: 'geoPolygon' }>;
 
 const degree = Math.PI / 180;
 /** Added to each side of a near's box, so a point on its edge computed in floating point is not lost. */
@@ -79,6 +80,27 @@ export function compileNear(node: Near): Sql {
 export function compileGeoBox(node: GeoBox): Sql {
   const longitudes: Longitudes = node.west <= node.east ? [[node.west, node.east]] : [[node.west, 180], [-180, node.east]];
   return sql`(${holds(node.path)} AND ${inBox(node.south, node.north, longitudes)})`;
+}
+
+/**
+ * Inside the polygon by the even-odd rule: a ray from the point towards growing longitudes crosses an odd
+ * number of edges (each edge straight in latitude and longitude, as MongoDB's legacy $polygon), within the
+ * polygon's bounding box. Edges along a parallel cross nothing and are left out, so no division is left to SQL.
+ */
+export function compileGeoPolygon(node: GeoPolygon): Sql {
+  const { vertices } = node;
+  const crossings = vertices.flatMap((a, i) => {
+    const b = vertices[(i + 1) % vertices.length];
+    if (a.latitude === b.latitude) return [];
+    const slope = (b.longitude - a.longitude) / (b.latitude - a.latitude);
+    return [sql`CASE WHEN (o.geo_lat > ${a.latitude}) <> (o.geo_lat > ${b.latitude})
+      AND o.geo_lng < ${slope} * (o.geo_lat - ${a.latitude}) + ${a.longitude} THEN 1 ELSE 0 END`];
+  });
+  if (crossings.length === 0) return sql`1=0`;
+  const latitudes = vertices.map((v) => v.latitude);
+  const longitudes = vertices.map((v) => v.longitude);
+  const box = inBox(Math.min(...latitudes), Math.max(...latitudes), [[Math.min(...longitudes), Math.max(...longitudes)]]);
+  return sql`(${holds(node.path)} AND ${box} AND (${sql.join(crossings, sql` + `)}) % 2 = 1)`;
 }
 
 /** A $nearSphere page's order: nearest first, then insertion order among equals. */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Json, OrderKey, Readers, SubQuery, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
 import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
-import { compileGeoBox, compileNear, nearestOf, nearestOrder } from './geo.ts';
+import { compileGeoBox, compileGeoPolygon, compileNear, nearestOf, nearestOrder } from './geo.ts';
 import { promotedColumn } from './object-row.ts';
 import { readableSql } from './roles.ts';
 import { holdsAny, memberOf } from './relation-store.ts';
@@ -120,6 +120,7 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
   const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' | 'inQuery' | 'select' }>): Sql => {
     if (node.op === 'near') return compileNear(node);
     if (node.op === 'geoBox') return compileGeoBox(node);
+    if (node.op === 'geoPolygon') return compileGeoPolygon(node);
     const column = columnFor(className, node.path);
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
