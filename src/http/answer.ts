@@ -4,15 +4,13 @@ import { planInclude, renderIncluded, type IncludeTree, type ObjectView } from '
 import type { Projection } from '../objects/query.ts';
 import type { ObjectService } from '../objects/service.ts';
 import type { JsonObject, StoredObject } from '../objects/types.ts';
-import { toWire, withRelations } from '../objects/wire.ts';
-import { roleRelations } from '../objects/roles.ts';
+import { toWire } from '../objects/wire.ts';
 import { table } from '../lib/lookup.ts';
 
 /** Classes whose objects go out otherwise than toWire, wherever they are answered (root or included). */
 const views = table<(caller: Caller) => ObjectView>({
   // No password, hash or token; authData only for the user itself and the master key.
   _User: (caller) => (object, options) => toUserWire(object, { ...options, viewer: caller }),
-  _Role: () => (object, options) => withRelations(toWire(object, options), roleRelations, options.projection),
 });
 
 /** How `caller` sees an object of any class. */

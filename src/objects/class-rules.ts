@@ -1,13 +1,11 @@
 import type { ApiError } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
-import { checkRoleCreate, roleClass, roleNameGuard, roleRelations } from './roles.ts';
+import { checkRoleCreate, roleClass, roleNameGuard } from './roles.ts';
 import type { WriteBody } from './service.ts';
-import type { JsonObject, StoredObject } from './types.ts';
+import type { StoredObject } from './types.ts';
 
 /** What a built-in class adds to the rules every object follows; each entry is optional. */
 export interface ClassRules {
-  /** Relation descriptors every object of the class answers with, whether or not it was ever written. */
-  relations?: JsonObject;
   /** Checks a create's body before anything is written. */
   checkCreate?(body: WriteBody): void;
   /** A rule of the class an update must meet on the current row, checked after the ACL. */
@@ -15,7 +13,7 @@ export interface ClassRules {
 }
 
 const rules: Readonly<Record<string, ClassRules>> = {
-  [roleClass]: { relations: roleRelations, checkCreate: checkRoleCreate, updateGuard: roleNameGuard },
+  [roleClass]: { checkCreate: checkRoleCreate, updateGuard: roleNameGuard },
 };
 
 /** The class's own rules; undefined for a class with none (every user class). Read with request text. */

@@ -1,6 +1,6 @@
 import { ApiError, fail } from '../lib/errors.ts';
 import type { WriteBody } from './service.ts';
-import type { JsonObject, StoredObject } from './types.ts';
+import type { StoredObject } from './types.ts';
 
 export const roleClass = '_Role';
 
@@ -11,12 +11,6 @@ export const roleClass = '_Role';
  * an ACL accepts (src/objects/acl.ts).
  */
 const roleNamePattern = /^[0-9A-Za-z_ -]{1,128}$/;
-
-/** The two relations every role has, answered on every read of one (reference §6). */
-export const roleRelations: JsonObject = {
-  roles: { __type: 'Relation', className: roleClass },
-  users: { __type: 'Relation', className: '_User' },
-};
 
 /** The name a role write sets, undefined when it leaves `name` alone; refuses any other change of it (139). */
 function nameSet(body: WriteBody): string | undefined {

@@ -68,19 +68,6 @@ export function toWire(object: StoredObject, options: WireOptions = {}): JsonObj
 }
 
 /**
- * The object as clients see it with the relation descriptors its class always answers (a role's `users`
- * and `roles`), last, as the hosted service sent them; under `keys`, only those selected.
- */
-export function withRelations(wire: JsonObject, relations: JsonObject, projection?: Projection | null): JsonObject {
-  for (const [field, descriptor] of Object.entries(relations)) {
-    if (projection && projection.include.length > 0 && !projection.include.some((path) => path[0] === field)) continue;
-    if (projection?.exclude.some((path) => path.length === 1 && path[0] === field)) continue;
-    wire[field] = descriptor;
-  }
-  return wire;
-}
-
-/**
  * What an update asked to answer with the object (new=true, fetchWhenSave) sends, as the hosted
  * service did: only the fields the update touched, at their new values (a field it deleted is
  * absent), then updatedAt and objectId; `wire` is the object as the caller may see it (toWire).

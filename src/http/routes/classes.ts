@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/service.ts';
-import { toWire, touchedFields, wireJson, withRelations } from '../../objects/wire.ts';
-import { classRulesOf } from '../../objects/class-rules.ts';
+import { toWire, touchedFields, wireJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
@@ -51,26 +50,18 @@ export function missing(request: FastifyRequest, found: null | 'noClass'): null 
   return request.headers[batchHeader] ? null : {};
 }
 
-const noRelations = {};
-
-/** The relation descriptors every object of the class answers with (a role's users and roles); reads add them in its view (answer.ts). */
-function relationsOf(className: string) {
-  return classRulesOf(className)?.relations ?? noRelations;
-}
-
 export function genericHandlers(objects: ObjectService): ClassHandlers {
   return {
     async create(request, reply, className) {
       const saved = await objects.create(request.ctx, className, parseWriteBody(request.body));
       reply.status(201).header('Location', `/1.1/classes/${className}/${saved.objectId}`);
-      if (sendsObjectBack(queryOf(request), request.ctx, saved)) return withRelations(toWire(saved), relationsOf(className));
+      if (sendsObjectBack(queryOf(request), request.ctx, saved)) return toWire(saved);
       return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
     },
 
     async get(request, reply, className, objectId) {
       const query = queryOf(request);
-      const relations = relationsOf(className);
-      if (relations === noRelations && sendsFieldsAsStored(query)) {
+      if (sendsFieldsAsStored(query)) {
         const stored = await objects.getJson(request.ctx, className, objectId);
         if (stored === null || stored === 'noClass') return missing(request, stored);
         reply.type('application/json; charset=utf-8');
@@ -86,8 +77,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       const body = parseWriteBody(request.body ?? {});
       const saved = await objects.update(request.ctx, className, objectId, body, conditionOf(query));
       if (sendsObjectBack(query, request.ctx, saved)) {
-        const touched = touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
-        return withRelations(touched, relationsOf(className));
+        return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
       }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
