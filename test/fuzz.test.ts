@@ -344,7 +344,7 @@ const whereFieldArb = fc.oneof(
   { weight: 1, arbitrary: fieldArb },
 );
 
-const { where: whereArb } = fc.letrec<{ where: unknown; condition: unknown }>((tie) => ({
+const { where: whereArb } = fc.letrec<{ where: unknown; condition: unknown; subquery: unknown }>((tie) => ({
   where: fc.oneof(
     { depthSize: 'small' },
     { weight: 4, arbitrary: fc.dictionary(whereFieldArb, tie('condition'), { maxKeys: 3 }) },
@@ -370,7 +370,33 @@ const { where: whereArb } = fc.letrec<{ where: unknown; condition: unknown }>((t
     { weight: 2, arbitrary: fc.record({ $regex: fc.constantFrom(...hostileRegexes, ...backtrackingRegexes, ...backtrackingRegexes), $options: fc.constantFrom('i', 'm', 's', 'x', 'imsx', 'g', '', 5) }, { requiredKeys: ['$regex'] }) },
     { weight: 1, arbitrary: fc.record({ $in: hugeList }) },
     { weight: 1, arbitrary: fc.record({ $all: hugeList }) },
+    // Subqueries of the shape the SDKs send, with every part sometimes wrong, nesting the where itself.
+    { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('$inQuery', '$notInQuery'), tie('subquery'), { minKeys: 1, maxKeys: 1 }) },
+    {
+      weight: 1,
+      arbitrary: fc.dictionary(
+        fc.constantFrom('$select', '$dontSelect'),
+        fc.record({ query: tie('subquery'), key: fc.oneof(fc.constantFrom('name', 'n', 'obj.a', 'objectId', 'owner', 'authData', 'bad-key'), valueArb) }, { requiredKeys: [] }),
+        { minKeys: 1, maxKeys: 1 },
+      ),
+    },
     { weight: 1, arbitrary: fc.record({ $nin: hugeList }) },
+  ),
+  subquery: fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record(
+        {
+          className: fc.oneof(fc.constantFrom('Fuzz', 'Other', '_User', '_Installation', 'Nobody', '1bad', ''), valueArb),
+          where: fc.oneof(tie('where'), fc.constantFrom('{"n":1}', '{bad')),
+          limit: fc.oneof(fc.constantFrom(0, 1, 100, 1000, 5000, -1, '2'), valueArb),
+          skip: fc.oneof(fc.constantFrom(0, 1, 10 ** 9), valueArb),
+          order: fc.oneof(fc.constantFrom('n', '-name,n', 'authData.x', 'bad-key'), valueArb),
+        },
+        { requiredKeys: ['className'] },
+      ),
+    },
+    { weight: 1, arbitrary: valueArb },
   ),
 }));
 
