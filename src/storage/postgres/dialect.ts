@@ -136,11 +136,15 @@ export const postgresDialect: SqlDialect = {
     return sql`${field(key.path)} ${sql.raw(key.descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST')}`;
   },
 
-  pointerIn(path: string[], className: string, ids: Sql): Sql {
-    const id = field([...path, 'objectId']);
-    // The id compared as jsonb, as an index on the field's objectId holds it.
-    return sql`(${id} IS NOT NULL AND ${id} IN (SELECT to_jsonb(i.v) FROM (${ids}) i(v))
-      AND coalesce(${field([...path, 'className'])} = ${JSON.stringify(className)}::jsonb, false))`;
+  pointerIn(path, className, ids, scope) {
+    const objectId = pathLiteral([...path, 'objectId']);
+    // The objects holding each id, probed one id at a time through an index on the field's objectId
+    // (LATERAL, kept from being flattened by OFFSET 0), as one array of object ids: an IN or a join on the
+    // subquery left the planner guessing half the class matched, and it read the class in the page's
+    // order filtering each row (46 ms against 3.8 ms a page at 20,000 objects).
+    return sql`o.id = ANY(ARRAY(SELECT x.id FROM (${ids}) i(v) CROSS JOIN LATERAL (SELECT m.id FROM objects m
+      WHERE m.app_id = ${scope.appId} AND m.class_name = ${scope.className} AND (m.data #> ${objectId}) = to_jsonb(i.v)
+      AND coalesce((m.data #> ${pathLiteral([...path, 'className'])}) = ${JSON.stringify(className)}::jsonb, false) OFFSET 0) x))`;
   },
 
   jsonValue(path: string[]): Sql {

@@ -62,9 +62,10 @@ export interface SqlDialect {
   jsonOrder(key: OrderKey): Sql;
   /**
    * The field is a Pointer to an object of `className` whose id `ids` (a one-column query of object ids)
-   * lists; never NULL, so NOT keeps its meaning. Spelled so that an index on the field's objectId serves it.
+   * lists, for a row of `scope`'s class; never NULL, so NOT keeps its meaning. Spelled so that an index on
+   * the field's objectId serves it.
    */
-  pointerIn(path: string[], className: string, ids: Sql): Sql;
+  pointerIn(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): Sql;
   /** A field's value in the one form $select compares (JSON equality); NULL when the field is missing. */
   jsonValue(path: string[]): Sql;
   /** A text column (the object id) as jsonValue gives a string field. */

@@ -107,7 +107,7 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
       case 'relationHolds':
         return node.targets.objectIds.length === 0 ? sql`1=0` : holdsAny(dialect, node.key, node.targets);
       case 'inQuery':
-        return dialect.pointerIn(node.path, node.query.className, subqueryValues(scope, node.query, sql`o.id`));
+        return dialect.pointerIn(node.path, node.query.className, subqueryValues(scope, node.query, sql`o.id`), scope);
       case 'select': {
         const values = subqueryValues(scope, node.query, selectValue(dialect, node.key));
         return dialect.valueIn(selectValue(dialect, node.path), values);

@@ -167,8 +167,10 @@ export const sqliteDialect: SqlDialect = {
 
   pointerIn(path: string[], className: string, ids: Sql): Sql {
     const id = extract([...path, 'objectId']);
-    // The id test alone as a term of its own, which an index on the field's objectId serves.
-    return sql`(${id} IS NOT NULL AND ${id} IN (${ids}) AND coalesce(${extract([...path, 'className'])} = ${className}, 0))`;
+    // The id test a term of its own, which an index on the field's objectId serves: the ids with no
+    // affinity (+), since the id column's text affinity on the list keeps the planner off an index on an
+    // expression (it scanned the class through a Bloom filter: 26 ms against 0.7 ms at 20,000 objects).
+    return sql`(${id} IS NOT NULL AND ${id} IN (SELECT +i.v FROM (${ids}) i) AND coalesce(${extract([...path, 'className'])} = ${className}, 0))`;
   },
 
   jsonValue(path: string[]): Sql {

@@ -1,0 +1,166 @@
+// Subqueries (#16 point 4): a page of 20 of `{"post":{"$inQuery":{"className":"SqbPost","where":{"category":N}}}}`
+// over two classes of 100,000 objects with indexes on the fields both sides read (SqbPost.category,
+// SqbComment.post.objectId), against get-by-id in the same run (the yardstick), on SQLite and PostgreSQL.
+// The subquery is SQL inside the one statement: its 100 matches (the default limit) select the comments.
+//
+//   npm run bench:subqueries                 # prints the table
+//   npm run bench:subqueries -- --record     # also rewrites the "subqueries" section of bench/RESULTS.md
+//
+// Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
+// BENCH_OBJECTS objects per class (100000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  analyzeDatabase,
+  buildRoost,
+  cleanup,
+  createDatabase,
+  createRoostApp,
+  dropDatabase,
+  envNumber,
+  fixed,
+  load,
+  log,
+  machine,
+  median,
+  percent,
+  recordSection,
+  roostDir,
+  roostEnv,
+  run,
+  startRoost,
+  table,
+  warm,
+  type AppKeys,
+  type LoadOptions,
+  type ServerProcess,
+} from './lib.ts';
+
+const connections = envNumber('BENCH_CONNECTIONS', 32);
+const durationSec = envNumber('BENCH_DURATION', 10);
+const rounds = envNumber('BENCH_ROUNDS', 3);
+const size = envNumber('BENCH_OBJECTS', 100_000);
+const categories = 1000;
+const pageSize = 20;
+const target = 0.25;
+const record = process.argv.includes('--record');
+
+const postId = (n: number) => 'a' + n.toString(16).padStart(23, '0');
+const commentId = (n: number) => 'c' + n.toString(16).padStart(23, '0');
+
+/** Writes and imports a class of `size` objects made by `row`, one second apart. */
+async function importClass(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string, className: string, row: (i: number) => object): Promise<void> {
+  const file = join(dir, `${className}.jsonl`);
+  const out = createWriteStream(file);
+  const t0 = Date.UTC(2023, 0, 1);
+  for (let i = 0; i < size; i++) {
+    const at = new Date(t0 + i * 1000).toISOString();
+    if (!out.write(JSON.stringify({ ...row(i), createdAt: at, updatedAt: at }) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
+  rmSync(file);
+}
+
+async function declareIndex(server: ServerProcess, keys: AppKeys, className: string, name: string, fields: Record<string, 1>): Promise<void> {
+  const response = await fetch(`${server.url}/1.1/indexes/${className}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` },
+    body: JSON.stringify({ name, keys: fields }),
+  });
+  if (!response.ok) throw new Error(`index ${name}: ${response.status} ${await response.text()}`);
+}
+
+/** Posts in `categories` categories; each comment points at a post (7919 is prime to the size: one comment a post). */
+async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {
+  await importClass(env, keys, dir, 'SqbPost', (i) => ({ objectId: postId(i), category: i % categories, n: i }));
+  await importClass(env, keys, dir, 'SqbComment', (i) => ({
+    objectId: commentId(i),
+    post: { __type: 'Pointer', className: 'SqbPost', objectId: postId((i * 7919) % size) },
+    n: i,
+  }));
+  await declareIndex(server, keys, 'SqbPost', 'byCategory', { category: 1 });
+  await declareIndex(server, keys, 'SqbComment', 'byPost', { 'post.objectId': 1 });
+}
+
+interface Scenario {
+  name: string;
+  store: string;
+  options: LoadOptions;
+}
+
+async function main(): Promise<void> {
+  const stack: Array<() => unknown> = [];
+  const stopAll = cleanup(stack);
+  process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  try {
+    buildRoost();
+    const dir = mkdtempSync(join(tmpdir(), 'roost-bench-subqueries-'));
+    stack.push(() => rmSync(dir, { recursive: true, force: true }));
+    const list: Scenario[] = [];
+    for (const label of ['SQLite', 'PostgreSQL'] as const) {
+      if (process.env.BENCH_STORES && !label.toLowerCase().startsWith(process.env.BENCH_STORES)) continue;
+      const database = label === 'PostgreSQL' ? 'roost_bench_subqueries' : undefined;
+      const store = database ? { databaseUrl: await createDatabase(database) } : { sqlitePath: join(dir, 'subqueries.sqlite') };
+      if (database) stack.push(() => dropDatabase(database));
+      const env = roostEnv(store);
+      const keys = createRoostApp(env);
+      const server = await startRoost(`roost ${label}`, store);
+      stack.push(() => server.stop());
+      log(`${label}: importing two classes of ${size} objects and declaring their indexes`);
+      await seed(server, env, keys, dir);
+      if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
+      const headers = { 'x-lc-id': keys.appId, 'x-lc-key': keys.appKey };
+      const random = (n: number) => Math.floor(Math.random() * n);
+      const inQuery = () => {
+        const where = { post: { $inQuery: { className: 'SqbPost', where: { category: random(categories) } } } };
+        return `/1.1/classes/SqbComment?where=${encodeURIComponent(JSON.stringify(where))}&limit=${pageSize}`;
+      };
+      const paths: Array<[string, () => string]> = [
+        ['get-by-id', () => `/1.1/classes/SqbComment/${commentId(random(size))}`],
+        [`$inQuery page of ${pageSize} (100 matches inside)`, inQuery],
+      ];
+      // One request first, so a broken scenario fails here rather than as a table of errors.
+      const check = await fetch(server.url + inQuery(), { headers });
+      const body = (await check.json()) as { results?: unknown[] };
+      if (!check.ok || body.results?.length !== pageSize) throw new Error(`$inQuery: ${check.status} ${JSON.stringify(body).slice(0, 300)}`);
+      for (const [name, next] of paths) {
+        list.push({ name, store: label, options: { url: server.url, connections, durationSec, headers, next: () => ({ path: next() }) } });
+      }
+    }
+    for (const scenario of list) await warm(scenario.options);
+    const samples = new Map<Scenario, number[]>(list.map((s) => [s, []]));
+    const bad = new Map<Scenario, number>(list.map((s) => [s, 0]));
+    for (let round = 1; round <= rounds; round++) {
+      for (const scenario of list) {
+        const result = await load(scenario.options);
+        samples.get(scenario)!.push(result.rps);
+        bad.set(scenario, bad.get(scenario)! + result.non2xx + result.errors);
+        log(`round ${round} ${scenario.store} ${scenario.name}: ${fixed(result.rps)} req/s`);
+      }
+    }
+    const verdicts: string[] = [];
+    const rows = list.map((scenario) => {
+      const yardstick = list.find((s) => s.store === scenario.store)!;
+      const ratio = median(samples.get(scenario)!.map((rps, i) => rps / samples.get(yardstick)![i]));
+      if (scenario !== yardstick) {
+        verdicts.push(`- ${scenario.store} ${scenario.name}: ${percent(ratio)} of get-by-id (target ≥ ${percent(target)}): ${ratio >= target ? 'met' : 'MISSED'}`);
+      }
+      return [`${scenario.store} ${scenario.name}`, fixed(median(samples.get(scenario)!)), percent(ratio), bad.get(scenario)!];
+    });
+    const headers = ['scenario', 'req/s (median)', 'vs get-by-id', 'non-2xx + errors'];
+    const settings = `two classes of ${size.toLocaleString('en')} objects imported with \`roost import\` (SqbPost: \`category\` of ${categories}, index byCategory; SqbComment: \`post\` a pointer, one comment a post, index on \`post.objectId\`), app key, ${connections} connections, ${rounds} rounds × ${durationSec} s per scenario after 3 s warm-up; the subquery's where is \`{"category":<random>}\` (100 posts, the default subquery limit)`;
+    const text = `${table(headers, rows)}\n\n${verdicts.join('\n')}\n\n${settings}\nmachine: ${machine()}`;
+    process.stdout.write(`\n${text}\n`);
+    if (record) {
+      recordSection('subqueries', `## Subqueries (#16 point 4): an $inQuery page against get-by-id\n\nRun ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}.\n\n${text}\n\nReproduce: \`npm run bench:subqueries\`; \`-- --record\` rewrites this section.`);
+    }
+  } finally {
+    await stopAll();
+  }
+}
+
+await main();
