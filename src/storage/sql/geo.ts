@@ -126,8 +126,15 @@ export function boundNear(where: Where, node: Near, radius: number): Where {
   return { op: 'and', items: where.items.map((item) => boundNear(item, node, radius)) };
 }
 
+/** The first radius an unbounded nearest-first page is looked for within: 1 km. */
+export const firstNearestRadius = 1 / earthRadiusKm;
+
 /**
- * Radii (1, 10, 100 and 1,000 km) an unbounded nearest-first page is looked for within before the whole
- * class: once one holds skip + limit matches, nothing outside it is nearer, so that is the page.
+ * The radius to look within next, after `radius` held `found` of the `wanted` matches: the area that would
+ * hold them all at the density seen (with a quarter more), at least half again as wide and at most four
+ * times; four times when it held none. Past π it is the whole sphere.
  */
-export const nearestRadii = [1, 10, 100, 1000].map((km) => km / earthRadiusKm);
+export function nextNearestRadius(radius: number, found: number, wanted: number): number {
+  const grow = found === 0 ? 4 : Math.min(4, Math.max(1.5, 1.25 * Math.sqrt(wanted / found)));
+  return radius * grow;
+}

@@ -16,7 +16,7 @@ import type {
 import type { ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileWhere, findStatement } from './where.ts';
-import { boundNear, nearestOf, nearestRadii } from './geo.ts';
+import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -206,11 +206,13 @@ export class SqlStore implements Store {
     const page = async (q: FindQuery) => (await sql<SelectedRow>`${findStatement(scope, objectSelect, q)}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
-      // An unbounded nearest-first page, looked for within growing radii (each read through the geo index).
+      // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):
+      // once one holds skip + limit matches, nothing outside it is nearer, so they are the page.
       const wanted = query.skip + query.limit;
-      for (const radius of nearestRadii) {
+      for (let radius = firstNearestRadius; radius < Math.PI; ) {
         const rows = await page({ ...query, where: boundNear(query.where, nearest, radius), skip: 0, limit: wanted });
         if (rows.length === wanted) return rows.slice(query.skip).map((row) => fromRow(this.dialect, row));
+        radius = nextNearestRadius(radius, rows.length, wanted);
       }
     }
     return (await page(query)).map((row) => fromRow(this.dialect, row));
