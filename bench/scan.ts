@@ -1,6 +1,7 @@
 // Scan (#16 point 7): a page of GET /1.1/scan/classes/<C> at the start, the middle and the end of a
 // class costs the same (keyset paging on the objectId), against get-by-id in the same run (the
-// yardstick) and a REST page at the same depth with `skip` (what scan replaces), on SQLite and PostgreSQL.
+// yardstick), the first REST page in the same order (what the scan's run through the class route adds)
+// and a REST page at the middle with `skip` (what scan replaces), on SQLite and PostgreSQL.
 //
 //   npm run bench:scan                 # prints the table
 //   npm run bench:scan -- --record     # also rewrites the "scan" section of bench/RESULTS.md
@@ -114,6 +115,8 @@ async function main(): Promise<void> {
         [`scan page of ${pageSize}, start`, () => scan()],
         [`scan page of ${pageSize}, middle`, () => scan(middle)],
         [`scan page of ${pageSize}, end`, () => scan(end)],
+        // The same page as a REST find: what running the find through the class route adds.
+        [`REST page of ${pageSize} by objectId, first`, () => `/1.1/classes/${className}?order=objectId&limit=${pageSize}`],
         [`REST page of ${pageSize} by objectId, skip ${size / 2}`, () => `/1.1/classes/${className}?order=objectId&limit=${pageSize}&skip=${size / 2}`],
       ];
       for (const [name, next] of paths) {
