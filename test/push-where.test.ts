@@ -131,6 +131,9 @@ test('each operator of the query language reaches exactly the installations the 
     // The invalid installation stays out even when the where asks for it.
     [{ $or: [{ valid: false }, { city: 'Bergen' }] }, names('pw-2')],
     [{ $or: [{ city: 'Nowhere' }, { age: 1000 }] }, []],
+    // Subqueries (#16 point 4): the installations of the users a user query finds, as the master's.
+    [{ user: { $inQuery: { className: '_User', where: { username: 'pw-bob' } } } }, names('pw-4')],
+    [{ user: { $notInQuery: { className: '_User', where: { username: 'pw-bob' } } }, deviceType: 'ios' }, names('pw-1')],
   ];
   for (const [where, expected] of cases) {
     assert.deepEqual(await found(where), expected, `query ${JSON.stringify(where)}`);
