@@ -429,3 +429,65 @@ export function recordSection(name: string, markdown: string): void {
   writeFileSync(path, text);
   log(`recorded the ${name} section of bench/RESULTS.md`);
 }
+
+/** Roost on one store for a benchmark: the store, its environment, a new application, the server. */
+export interface BenchStore {
+  label: 'SQLite' | 'PostgreSQL';
+  store: { databaseUrl?: string; sqlitePath?: string };
+  env: NodeJS.ProcessEnv;
+  keys: AppKeys;
+  server: ServerProcess;
+}
+
+/**
+ * Starts Roost on SQLite (a file in `dir`) and on a PostgreSQL database `roost_bench_<name>`, or on the one
+ * BENCH_STORES names (sqlite, postgres); `stack` stops the servers and drops the database.
+ */
+export async function startStores(name: string, dir: string, stack: Array<() => unknown>): Promise<BenchStore[]> {
+  const started: BenchStore[] = [];
+  for (const label of ['SQLite', 'PostgreSQL'] as const) {
+    if (process.env.BENCH_STORES && !label.toLowerCase().startsWith(process.env.BENCH_STORES)) continue;
+    const database = label === 'PostgreSQL' ? `roost_bench_${name}` : undefined;
+    const store = database ? { databaseUrl: await createDatabase(database) } : { sqlitePath: join(dir, `${name}.sqlite`) };
+    if (database) stack.push(() => dropDatabase(database));
+    const env = roostEnv(store);
+    const keys = createRoostApp(env);
+    const server = await startRoost(`roost ${label}`, store);
+    stack.push(() => server.stop());
+    started.push({ label, store, env, keys, server });
+  }
+  return started;
+}
+
+/** A load to measure, under the store it runs on; the first scenario of each store is that store's yardstick. */
+export interface StoreScenario {
+  name: string;
+  store: string;
+  options: LoadOptions;
+}
+
+/**
+ * Warms every scenario, runs `rounds` rounds of them all, and gives each its median req/s, its median ratio
+ * to its store's yardstick in the same round, and its non-2xx answers and errors over the rounds.
+ */
+export async function measureAgainstYardstick(
+  list: StoreScenario[],
+  rounds: number,
+): Promise<Array<{ scenario: StoreScenario; rps: number; ratio: number; bad: number }>> {
+  for (const scenario of list) await warm(scenario.options);
+  const samples = new Map<StoreScenario, number[]>(list.map((s) => [s, []]));
+  const bad = new Map<StoreScenario, number>(list.map((s) => [s, 0]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const scenario of list) {
+      const result = await load(scenario.options);
+      samples.get(scenario)!.push(result.rps);
+      bad.set(scenario, bad.get(scenario)! + result.non2xx + result.errors);
+      log(`round ${round} ${scenario.store} ${scenario.name}: ${fixed(result.rps)} req/s`);
+    }
+  }
+  return list.map((scenario) => {
+    const yardstick = list.find((s) => s.store === scenario.store)!;
+    const ratio = median(samples.get(scenario)!.map((rps, i) => rps / samples.get(yardstick)![i]));
+    return { scenario, rps: median(samples.get(scenario)!), ratio, bad: bad.get(scenario)! };
+  });
+}

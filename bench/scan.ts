@@ -16,26 +16,20 @@ import {
   analyzeDatabase,
   buildRoost,
   cleanup,
-  createDatabase,
-  createRoostApp,
-  dropDatabase,
   envNumber,
   fixed,
-  load,
   log,
   machine,
-  median,
+  measureAgainstYardstick,
   percent,
   recordSection,
   roostDir,
-  roostEnv,
   run,
-  startRoost,
+  startStores,
   table,
-  warm,
   type AppKeys,
-  type LoadOptions,
   type ServerProcess,
+  type StoreScenario,
 } from './lib.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 8);
@@ -80,12 +74,6 @@ async function cursorsAtDepth(server: ServerProcess, headers: Record<string, str
   return { middle: cursors[Math.floor(cursors.length / 2)], end: cursors[cursors.length - 2] };
 }
 
-interface Scenario {
-  name: string;
-  store: string;
-  options: LoadOptions;
-}
-
 async function main(): Promise<void> {
   const stack: Array<() => unknown> = [];
   const stopAll = cleanup(stack);
@@ -94,16 +82,8 @@ async function main(): Promise<void> {
     buildRoost();
     const dir = mkdtempSync(join(tmpdir(), 'roost-bench-scan-'));
     stack.push(() => rmSync(dir, { recursive: true, force: true }));
-    const list: Scenario[] = [];
-    for (const label of ['SQLite', 'PostgreSQL'] as const) {
-      if (process.env.BENCH_STORES && !label.toLowerCase().startsWith(process.env.BENCH_STORES)) continue;
-      const database = label === 'PostgreSQL' ? 'roost_bench_scan' : undefined;
-      const store = database ? { databaseUrl: await createDatabase(database) } : { sqlitePath: join(dir, 'scan.sqlite') };
-      if (database) stack.push(() => dropDatabase(database));
-      const env = roostEnv(store);
-      const keys = createRoostApp(env);
-      const server = await startRoost(`roost ${label}`, store);
-      stack.push(() => server.stop());
+    const list: StoreScenario[] = [];
+    for (const { label, store, env, keys, server } of await startStores('scan', dir, stack)) {
       log(`${label}: importing ${size} objects`);
       await seed(env, keys, dir);
       if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
@@ -123,21 +103,12 @@ async function main(): Promise<void> {
         list.push({ name, store: label, options: { url: server.url, connections, durationSec, headers, next: () => ({ path: next() }) } });
       }
     }
-    for (const scenario of list) await warm(scenario.options);
-    const samples = new Map<Scenario, number[]>(list.map((s) => [s, []]));
-    const bad = new Map<Scenario, number>(list.map((s) => [s, 0]));
-    for (let round = 1; round <= rounds; round++) {
-      for (const scenario of list) {
-        const result = await load(scenario.options);
-        samples.get(scenario)!.push(result.rps);
-        bad.set(scenario, bad.get(scenario)! + result.non2xx + result.errors);
-      }
-    }
-    const rows = list.map((scenario) => {
-      const yardstick = list.find((s) => s.store === scenario.store)!;
-      const ratio = median(samples.get(scenario)!.map((rps, i) => rps / samples.get(yardstick)![i]));
-      return [`${scenario.store} ${scenario.name}`, fixed(median(samples.get(scenario)!)), percent(ratio), bad.get(scenario)!];
-    });
+    const rows = (await measureAgainstYardstick(list, rounds)).map(({ scenario, rps, ratio, bad }) => [
+      `${scenario.store} ${scenario.name}`,
+      fixed(rps),
+      percent(ratio),
+      bad,
+    ]);
     const headers = ['scenario', 'req/s (median)', 'vs get-by-id', 'non-2xx + errors'];
     const settings = `${size.toLocaleString('en')} objects imported with \`roost import\` (ids not in insertion order), master key, ${connections} connections, ${rounds} rounds × ${durationSec} s per scenario after 3 s warm-up; "middle" and "end" are the cursors of the pages of 1,000 at half and at the end of the class`;
     const text = `${table(headers, rows)}\n\n${settings}\nmachine: ${machine()}`;

@@ -16,26 +16,20 @@ import {
   analyzeDatabase,
   buildRoost,
   cleanup,
-  createDatabase,
-  createRoostApp,
-  dropDatabase,
   envNumber,
   fixed,
-  load,
   log,
   machine,
-  median,
+  measureAgainstYardstick,
   percent,
   recordSection,
   roostDir,
-  roostEnv,
   run,
-  startRoost,
+  startStores,
   table,
-  warm,
   type AppKeys,
-  type LoadOptions,
   type ServerProcess,
+  type StoreScenario,
 } from './lib.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 32);
@@ -86,12 +80,6 @@ async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys
   await declareIndex(server, keys, 'SqbComment', 'byPost', { 'post.objectId': 1 });
 }
 
-interface Scenario {
-  name: string;
-  store: string;
-  options: LoadOptions;
-}
-
 async function main(): Promise<void> {
   const stack: Array<() => unknown> = [];
   const stopAll = cleanup(stack);
@@ -100,16 +88,8 @@ async function main(): Promise<void> {
     buildRoost();
     const dir = mkdtempSync(join(tmpdir(), 'roost-bench-subqueries-'));
     stack.push(() => rmSync(dir, { recursive: true, force: true }));
-    const list: Scenario[] = [];
-    for (const label of ['SQLite', 'PostgreSQL'] as const) {
-      if (process.env.BENCH_STORES && !label.toLowerCase().startsWith(process.env.BENCH_STORES)) continue;
-      const database = label === 'PostgreSQL' ? 'roost_bench_subqueries' : undefined;
-      const store = database ? { databaseUrl: await createDatabase(database) } : { sqlitePath: join(dir, 'subqueries.sqlite') };
-      if (database) stack.push(() => dropDatabase(database));
-      const env = roostEnv(store);
-      const keys = createRoostApp(env);
-      const server = await startRoost(`roost ${label}`, store);
-      stack.push(() => server.stop());
+    const list: StoreScenario[] = [];
+    for (const { label, store, env, keys, server } of await startStores('subqueries', dir, stack)) {
       log(`${label}: importing two classes of ${size} objects and declaring their indexes`);
       await seed(server, env, keys, dir);
       if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
@@ -131,26 +111,11 @@ async function main(): Promise<void> {
         list.push({ name, store: label, options: { url: server.url, connections, durationSec, headers, next: () => ({ path: next() }) } });
       }
     }
-    for (const scenario of list) await warm(scenario.options);
-    const samples = new Map<Scenario, number[]>(list.map((s) => [s, []]));
-    const bad = new Map<Scenario, number>(list.map((s) => [s, 0]));
-    for (let round = 1; round <= rounds; round++) {
-      for (const scenario of list) {
-        const result = await load(scenario.options);
-        samples.get(scenario)!.push(result.rps);
-        bad.set(scenario, bad.get(scenario)! + result.non2xx + result.errors);
-        log(`round ${round} ${scenario.store} ${scenario.name}: ${fixed(result.rps)} req/s`);
-      }
-    }
-    const verdicts: string[] = [];
-    const rows = list.map((scenario) => {
-      const yardstick = list.find((s) => s.store === scenario.store)!;
-      const ratio = median(samples.get(scenario)!.map((rps, i) => rps / samples.get(yardstick)![i]));
-      if (scenario !== yardstick) {
-        verdicts.push(`- ${scenario.store} ${scenario.name}: ${percent(ratio)} of get-by-id (target ≥ ${percent(target)}): ${ratio >= target ? 'met' : 'MISSED'}`);
-      }
-      return [`${scenario.store} ${scenario.name}`, fixed(median(samples.get(scenario)!)), percent(ratio), bad.get(scenario)!];
-    });
+    const measured = await measureAgainstYardstick(list, rounds);
+    const verdicts = measured
+      .filter(({ scenario }) => scenario.name !== 'get-by-id')
+      .map(({ scenario, ratio }) => `- ${scenario.store} ${scenario.name}: ${percent(ratio)} of get-by-id (target ≥ ${percent(target)}): ${ratio >= target ? 'met' : 'MISSED'}`);
+    const rows = measured.map(({ scenario, rps, ratio, bad }) => [`${scenario.store} ${scenario.name}`, fixed(rps), percent(ratio), bad]);
     const headers = ['scenario', 'req/s (median)', 'vs get-by-id', 'non-2xx + errors'];
     const settings = `two classes of ${size.toLocaleString('en')} objects imported with \`roost import\` (SqbPost: \`category\` of ${categories}, index byCategory; SqbComment: \`post\` a pointer, one comment a post, index on \`post.objectId\`), app key, ${connections} connections, ${rounds} rounds × ${durationSec} s per scenario after 3 s warm-up; the subquery's where is \`{"category":<random>}\` (100 posts, the default subquery limit)`;
     const text = `${table(headers, rows)}\n\n${verdicts.join('\n')}\n\n${settings}\nmachine: ${machine()}`;
