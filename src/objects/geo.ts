@@ -80,8 +80,9 @@ function region(raw: unknown, operator: string, path: string[]): Where {
 
 /**
  * The geo operators of one field's constraint as where nodes: $nearSphere with its distance bounds
- * (siblings in the same object, every bound applying), $within/$geoWithin with a $box or (an extension)
- * a $centerSphere. Only top-level fields: an object holds at most one GeoPoint field, kept indexed.
+ * (siblings in the same object, every bound applying), $within/$geoWithin with a $box or (extensions of
+ * $geoWithin) a $centerSphere or a $polygon. Only top-level fields: an object holds at most one GeoPoint
+ * field, kept indexed.
  */
 export function geoConstraints(path: string[], spec: Record<string, unknown>): Where[] {
   const keys = Object.keys(spec).filter(isGeoOperator);
