@@ -66,6 +66,12 @@ export interface SqlDialect {
    * the field's objectId serves it.
    */
   pointerIn(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): Sql;
+  /**
+   * pointerIn as the rows a page reads (findStatement, for an $inQuery among the where's top-level
+   * conditions): `from` in place of `objects o`, holding exactly the rows whose field's objectId `ids`
+   * lists, and the rest of the test; null where pointerIn alone reads well.
+   */
+  pointerSource(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): { from: Sql; condition: Sql } | null;
   /** A field's value in the one form $select compares (JSON equality); NULL when the field is missing. */
   jsonValue(path: string[]): Sql;
   /** A text column (the object id) as jsonValue gives a string field. */

@@ -200,6 +200,22 @@ function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
   return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}` };
 }
 
+/**
+ * The rows of the first top-level $inQuery of the where, where the dialect reads them as a source of
+ * their own (pointerSource), with the rest of the where; null otherwise. A subquery's ids are distinct
+ * (object ids of one class), so the source holds each row once.
+ */
+function pointerSource(scope: WhereScope, where: Where): { from: Sql; condition: Sql } | null {
+  const conjuncts = where.op === 'and' ? where.items : [where];
+  const node = conjuncts.find((n) => n.op === 'inQuery');
+  if (node?.op !== 'inQuery') return null;
+  const ids = subqueryValues(scope, node.query, sql`o.id`);
+  const source = scope.dialect.pointerSource(node.path, node.query.className, ids, scope);
+  if (source === null) return null;
+  const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
+  return { from: source.from, condition: sql`${source.condition} AND ${rest}` };
+}
+
 /** The order reads only columns of objectSelect (the union's outer ORDER BY sees nothing else). */
 function orderOnSelected(className: string, order: OrderKey[]): boolean {
   return order.every((key) => {
@@ -232,6 +248,8 @@ export function findStatement(
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
+  const source = split === null ? pointerSource(scope, query.where) : null;
+  if (source !== null) return sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`;
   if (split === null) return sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.

@@ -167,10 +167,21 @@ export const sqliteDialect: SqlDialect = {
 
   pointerIn(path: string[], className: string, ids: Sql): Sql {
     const id = extract([...path, 'objectId']);
-    // The id test a term of its own, which an index on the field's objectId serves: the ids with no
-    // affinity (+), since the id column's text affinity on the list keeps the planner off an index on an
+    // The ids without the id column's text affinity (+), which keeps the planner off an index on an
     // expression (it scanned the class through a Bloom filter: 26 ms against 0.7 ms at 20,000 objects).
     return sql`(${id} IS NOT NULL AND ${id} IN (SELECT +i.v FROM (${ids}) i) AND coalesce(${extract([...path, 'className'])} = ${className}, 0))`;
+  },
+
+  pointerSource(path, className, ids, scope) {
+    // Each id looked up in turn through an index on the field's objectId (CROSS JOIN fixes the loop
+    // order): as a plain IN the planner's choice hung on the statistics, and without them (no ANALYZE
+    // since the index was declared) it read the whole class in the page's order (32 ms against 0.3 ms a
+    // page at 100,000 objects).
+    return {
+      from: sql`(${ids}) i CROSS JOIN objects o ON o.app_id = ${scope.appId} AND o.class_name = ${scope.className}
+        AND ${extract([...path, 'objectId'])} = +i.v`,
+      condition: sql`coalesce(${extract([...path, 'className'])} = ${className}, 0)`,
+    };
   },
 
   jsonValue(path: string[]): Sql {
