@@ -147,8 +147,14 @@ export const postgresDialect: SqlDialect = {
       AND coalesce((m.data #> ${pathLiteral([...path, 'className'])}) = ${JSON.stringify(className)}::jsonb, false) OFFSET 0) x))`;
   },
 
-  // pointerIn's array of ids already reads through the index, as a condition.
-  pointerSource: () => null,
+  pointerSource(path, className, ids, scope) {
+    // pointerIn's probes as the page's rows themselves: each row read once, not probed then read again by id.
+    return {
+      from: sql`(${ids}) i(v) CROSS JOIN LATERAL (SELECT * FROM objects m WHERE m.app_id = ${scope.appId}
+        AND m.class_name = ${scope.className} AND (m.data #> ${pathLiteral([...path, 'objectId'])}) = to_jsonb(i.v) OFFSET 0) o`,
+      condition: sql`coalesce(${field([...path, 'className'])} = ${JSON.stringify(className)}::jsonb, false)`,
+    };
+  },
 
   jsonValue(path: string[]): Sql {
     return field(path);
