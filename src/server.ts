@@ -8,6 +8,7 @@ import { ApiError } from './lib/errors.ts';
 import type { Store } from './storage/store.ts';
 import { AppRegistry } from './apps/registry.ts';
 import { ObjectService } from './objects/service.ts';
+import { ClassSchemas } from './objects/schemas.ts';
 import { installationClass, mayTouchInstallation } from './push/installations.ts';
 import { authenticate, type SessionResolver } from './http/context.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -25,6 +26,7 @@ import { registerSmsRoutes } from './http/routes/sms.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
 import { registerIndexRoutes } from './http/routes/indexes.ts';
+import { registerSchemaRoutes } from './http/routes/schemas.ts';
 import { ClassIndexes } from './objects/class-indexes.ts';
 import { registerDateRoute, registerHealthRoutes } from './http/routes/health.ts';
 import { PushService } from './push/service.ts';
@@ -56,6 +58,8 @@ export interface ServerDeps {
 export interface Services {
   registry: AppRegistry;
   objects: ObjectService;
+  /** Class schemas: field types, defaults, which fields are Relations (src/objects/schemas.ts). */
+  schemas: ClassSchemas;
   accounts: AccountService;
   push: PushService;
 }
@@ -128,7 +132,13 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   const registry = new AppRegistry({ store, clock, cacheMs: config.appCacheMs });
-  const objects = new ObjectService({ store, clock, readRules: { [installationClass]: mayTouchInstallation }, schemaCacheMs: config.appCacheMs });
+  const schemas = new ClassSchemas({
+    store: store.schemas,
+    now: () => clock.now(),
+    cacheMs: config.appCacheMs,
+    classExists: (appId, className) => store.classExists(appId, className),
+  });
+  const objects = new ObjectService({ store, clock, schemas, readRules: { [installationClass]: mayTouchInstallation }, schemaCacheMs: config.appCacheMs });
   const mailer =
     deps.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: config.outboxDir, logger: deps.logger });
   deps.logger.info({ mail: mailer.destination }, config.smtpUrl ? 'mail goes out over SMTP' : 'SMTP_URL is not set: mails are written to the outbox folder');
@@ -143,7 +153,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   const verification = new EmailVerification({ store, clock, links, logger: deps.logger });
   // GET /metrics (src/http/routes/metrics.ts); the domain sees only src/lib/metrics.ts.
   const metrics = new PrometheusMetrics({ store, clock });
-  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics });
+  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics, schemas });
   const reset = new PasswordReset({
     store,
     links,
@@ -224,6 +234,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerSettingsRoutes(api, { registry });
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
+    registerSchemaRoutes(api, { schemas });
     const generic = genericHandlers(objects);
     registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, ...unsupportedClassHandlers() } });
     registerRoleRoutes(api, { handlers: generic });
@@ -246,5 +257,5 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
-  return { app, services: { registry, objects, accounts, push } };
+  return { app, services: { registry, objects, schemas, accounts, push } };
 }

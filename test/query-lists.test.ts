@@ -2,6 +2,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/harness.ts';
+import { insertUntyped } from './helpers/untyped.ts';
 
 let server: TestServer;
 const ids: string[] = [];
@@ -23,7 +24,8 @@ const rows: Array<Record<string, unknown>> = [
 
 before(async () => {
   server = await startServer();
-  for (const row of rows) ids.push((await server.client.post('/1.1/classes/Lists', row)).body.objectId);
+  // One field of many types: only imported data holds that (the API refuses a second type, 111).
+  ids.push(...(await insertUntyped(server.store, server.appId, 'Lists', rows)));
 });
 after(async () => {
   await server?.close();

@@ -1,6 +1,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/harness.ts';
+import { insertUntyped } from './helpers/untyped.ts';
 
 let server: TestServer;
 const rows = [
@@ -14,11 +15,17 @@ before(async () => {
   server = await startServer();
   for (const row of rows) {
     const { born, owner, ...rest } = row;
-    const res = await server.client.post('/1.1/classes/Person', {
+    const data = {
       ...rest,
       born: { __type: 'Date', iso: born },
       ...(owner ? { owner: { __type: 'Pointer', className: '_User', objectId: owner } } : {}),
-    });
+    };
+    // age '40' is a String where the class has Number: only imported data holds that (the API refuses it, 111).
+    if (typeof rest.age === 'string') {
+      await insertUntyped(server.store, server.appId, 'Person', [data]);
+      continue;
+    }
+    const res = await server.client.post('/1.1/classes/Person', data);
     assert.equal(res.status, 201);
   }
 });

@@ -36,7 +36,6 @@ describe('routes', () => {
     const cases: Array<[string, string, string]> = [
       ['POST', '/1.1/functions/hello', 'Not supported yet: cloud functions (POST /1.1/functions/…).'],
       ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
-      ['GET', '/1.1/schemas', 'Not supported yet: class schemas (GET /1.1/schemas).'],
       ['POST', '/1.1/fileTokens', 'Not supported yet: files (POST /1.1/fileTokens).'],
       ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
       ['POST', '/1.1/users/self/friendship/abc', 'Not supported yet: followers (POST /1.1/users/…).'],

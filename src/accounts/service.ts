@@ -1,3 +1,4 @@
+import type { ClassSchemas } from '../objects/schemas.ts';
 import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
@@ -41,6 +42,7 @@ export class AccountService {
   readonly sms: SmsAccounts;
   private readonly onEmailToVerify: EmailToVerify | undefined;
   private readonly metrics: Metrics;
+  private readonly schemas: ClassSchemas;
 
   constructor(options: {
     store: Store;
@@ -55,6 +57,8 @@ export class AccountService {
     onEmailToVerify?: EmailToVerify;
     /** Counts logins and lockouts for GET /metrics (src/lib/metrics.ts). */
     metrics?: Metrics;
+    /** The class schemas: users' field types and defaults (src/objects/schemas.ts). */
+    schemas: ClassSchemas;
   }) {
     this.onEmailToVerify = options.onEmailToVerify;
     this.metrics = options.metrics ?? noMetrics;
@@ -64,8 +68,9 @@ export class AccountService {
     this.sessions = new SessionTokens({ secret: options.secret });
     this.lockout = new Lockout({ store: options.store.accounts, clock: options.clock });
     this.signIns = new SignIns({ accounts: options.store.accounts, lockout: this.lockout, sessions: this.sessions });
-    const { store, clock, fetch } = options;
-    this.creation = new UserCreation({ store, clock, sessions: this.sessions, passwords: this.passwords, onEmailToVerify: this.onEmailToVerify });
+    const { store, clock, fetch, schemas } = options;
+    this.schemas = schemas;
+    this.creation = new UserCreation({ store, clock, schemas, sessions: this.sessions, passwords: this.passwords, onEmailToVerify: this.onEmailToVerify });
     this.thirdParty = new ThirdPartyAccounts({ store, clock, sessions: this.sessions, creation: this.creation, fetch });
     this.sms = new SmsAccounts({
       store,
@@ -160,6 +165,7 @@ export class AccountService {
     // authData links and unlinks, and a first password, are split off and checked first (src/accounts/third-party.ts).
     const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
     const write = parseUpdateBody(plan.rest, caller.master);
+    await this.schemas.checkOperations(caller.appId, userClass, write.operations);
     const settings = mergeSettings(caller.app.settings);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     let emailChanged = false;

@@ -1,3 +1,4 @@
+import type { ClassSchemas } from '../objects/schemas.ts';
 import { ApiError, fail } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
@@ -50,13 +51,22 @@ export interface Creation {
 export class UserCreation {
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly schemas: ClassSchemas;
   private readonly sessions: SessionTokens;
   private readonly passwords: PasswordHasher;
   private readonly onEmailToVerify: EmailToVerify | undefined;
 
-  constructor(options: { store: Store; clock: Clock; sessions: SessionTokens; passwords: PasswordHasher; onEmailToVerify?: EmailToVerify }) {
+  constructor(options: {
+    store: Store;
+    clock: Clock;
+    schemas: ClassSchemas;
+    sessions: SessionTokens;
+    passwords: PasswordHasher;
+    onEmailToVerify?: EmailToVerify;
+  }) {
     this.store = options.store;
     this.clock = options.clock;
+    this.schemas = options.schemas;
     this.sessions = options.sessions;
     this.passwords = options.passwords;
     this.onEmailToVerify = options.onEmailToVerify;
@@ -88,11 +98,13 @@ export class UserCreation {
 
   /** Hashes the password and inserts the user with its first session; a colliding random id gets one more try. */
   async insert(caller: AccountCaller, draft: UserDraft): Promise<Creation> {
+    await this.schemas.checkData(caller.appId, '_User', draft.data);
+    const data = await this.schemas.withDefaults(caller.appId, '_User', draft.data);
     const passwordHash = draft.password === null ? null : await this.passwords.hash(draft.password);
     const now = this.clock.now();
     for (let attempt = 0; ; attempt++) {
       const objectId = newObjectId(now);
-      const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: draft.acl ?? defaultAclFor(draft.settings.classDefaultACL, '_User', objectId), data: draft.data };
+      const user: StoredObject = { className: '_User', objectId, createdAt: now, updatedAt: now, acl: draft.acl ?? defaultAclFor(draft.settings.classDefaultACL, '_User', objectId), data };
       const session = this.sessions.issue();
       // The identities verb: it binds the user's authData, of which a user without any has none.
       const outcome = await this.store.identities.insertUser(caller.appId, user, { passwordHash, session: session.seal });

@@ -7,7 +7,6 @@ import type { ClassHandlers } from './routes/classes.ts';
  */
 const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
-  [/^\/1\.1\/schemas(\/|$)/, 'class schemas'],
   [/^\/1\.1\/(files|fileTokens|fileCallback|qiniu)(\/|$)/, 'files'],
   [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
   [/^\/1\.1\/users\/[^/]+\/(friendship|followers|followees|followersAndFollowees)(\/|$)/, 'followers'],

@@ -130,9 +130,16 @@ export class Importer {
     const parsing: Array<{ numbers: number[]; results: Promise<ParsedChunk> }> = [];
     const depth = Math.max(2, 2 * (this.options.workers ?? 0));
     let writing: Promise<void> = Promise.resolve();
+    // The class schema learns each field once a file: the first type the data shows, unless the class has one.
+    const learned = new Set<string>();
     const writeOldest = async () => {
       const chunk = parsing.shift()!;
       const parsed = await chunk.results;
+      const fresh = parsed.fields.filter(([name]) => !learned.has(name));
+      if (fresh.length > 0) {
+        await store.schemas.learn(appId, className, fresh.map(([name, type]) => ({ name, type })));
+        for (const [name] of fresh) learned.add(name);
+      }
       for (const { line, kind, message } of parsed.problems) {
         if (kind === 'bad') report.bad++;
         this.problem({ file, line: chunk.numbers[line], kind, message });

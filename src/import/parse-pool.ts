@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 import { SessionTokens } from '../accounts/sessions.ts';
 import type { SessionSeal } from '../storage/account-store.ts';
 import { prepareImportBatch } from '../storage/import-batch.ts';
+import type { FieldType } from '../storage/schema-store.ts';
+import { collectFieldTypes } from '../objects/field-types.ts';
 import type { ImportBatch, ImportRecord } from '../storage/ops-store.ts';
 import type { Store } from '../storage/store.ts';
 import { parseExportLine, sealSession } from './export-format.ts';
@@ -28,6 +30,8 @@ export interface ParsedChunk {
   /** The position of each record of `batch`. */
   lines: number[];
   batch: ImportBatch;
+  /** The type of each field the chunk's records hold, as its first non-null value has it: the class schema learns them. */
+  fields: Array<[string, FieldType]>;
 }
 
 /** A chunk between the two steps: every line parsed and validated, session tokens not yet sealed. */
@@ -61,7 +65,9 @@ export function finishChunk(job: ParseJob, chunk: ValidChunk, present: Set<strin
   const presentLines: number[] = [];
   const lines: number[] = [];
   const records: ImportRecord[] = [];
+  const fields = new Map<string, FieldType>();
   chunk.records.forEach((parsed, i) => {
+    collectFieldTypes(job.className, parsed.record.object.data, fields);
     if (present.has(parsed.record.object.objectId)) {
       presentLines.push(chunk.lines[i]);
       return;
@@ -69,7 +75,8 @@ export function finishChunk(job: ParseJob, chunk: ValidChunk, present: Set<strin
     records.push(sealSession(parsed, seal));
     lines.push(chunk.lines[i]);
   });
-  return { problems: chunk.problems, present: presentLines, lines, batch: prepareImportBatch(job.store, job.appId, job.className, records) };
+  const batch = prepareImportBatch(job.store, job.appId, job.className, records);
+  return { problems: chunk.problems, present: presentLines, lines, batch, fields: [...fields] };
 }
 
 /** What a parse thread hands back without copying: the encoded rows. */

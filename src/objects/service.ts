@@ -11,6 +11,7 @@ import { checkConditionReads, checkFind, queryReads, type QueryCaller } from './
 import { applyOperations, parseOperations, relationChanges, type Operation } from './ops.ts';
 import { RelationSchema, jsonWithDescriptors, resolveRelationFields, withDescriptors } from './relations.ts';
 import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import type { ClassSchemas } from './schemas.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
 
 export interface WriteBody {
@@ -99,18 +100,20 @@ export interface FindOptions {
  */
 export type ReadRule = (caller: Caller, object: StoredObject) => boolean;
 
-/** Schema-free objects of any class: create, read, update, delete and query, under ACLs. */
+/** Objects of any class: create, read, update, delete and query, under ACLs; field types as the class schema has them. */
 export class ObjectService {
   private readonly store: Store;
   private readonly clock: Clock;
+  private readonly schemas: ClassSchemas;
   private readonly callerRoles = new WeakMap<Caller, Promise<ReadonlySet<string>>>();
   private readonly readRules: Readonly<Record<string, ReadRule>>;
   /** Which fields of a class are relations: their descriptors on every read, their meaning in a where. */
   readonly relations: RelationSchema;
 
-  constructor(options: { store: Store; clock: Clock; readRules?: Record<string, ReadRule>; schemaCacheMs?: number }) {
+  constructor(options: { store: Store; clock: Clock; schemas: ClassSchemas; readRules?: Record<string, ReadRule>; schemaCacheMs?: number }) {
     this.store = options.store;
     this.clock = options.clock;
+    this.schemas = options.schemas;
     this.readRules = options.readRules ?? {};
     this.relations = new RelationSchema({ store: options.store.relations, clock: options.clock, cacheMs: options.schemaCacheMs ?? 1000 });
   }
@@ -137,8 +140,10 @@ export class ObjectService {
   async create(caller: Caller & { app: AppRecord }, className: string, body: WriteBody): Promise<StoredObject> {
     checkClassName(className);
     classRulesOf(className)?.checkCreate?.(body);
-    const data = applyOperations({}, body.operations);
-    if (data instanceof ApiError) throw data;
+    const applied = applyOperations({}, body.operations);
+    if (applied instanceof ApiError) throw applied;
+    await this.schemas.checkOperations(caller.appId, className, body.operations);
+    const data = await this.schemas.withDefaults(caller.appId, className, applied);
     const acl = body.acl ?? defaultAclFor(caller.app.settings.classDefaultACL, className, caller.userId);
     const relations = relationChanges(body.operations);
     await this.relations.check(caller.appId, className, relations);
@@ -193,6 +198,7 @@ export class ObjectService {
     checkClassName(className);
     checkConditionReads(caller, className, condition);
     const classGuard = classRulesOf(className)?.updateGuard?.(body);
+    await this.schemas.checkOperations(caller.appId, className, body.operations);
     const ref = { appId: caller.appId, className, objectId };
     const relations = relationChanges(body.operations);
     await this.relations.check(caller.appId, className, relations);

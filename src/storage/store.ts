@@ -11,6 +11,7 @@ import type { OpsStore } from './ops-store.ts';
 import type { ClassIndexStore } from './class-index-store.ts';
 import type { RelationChange, RelationStore } from './relation-store.ts';
 import type { RoleStore } from './role-store.ts';
+import type { SchemaStore } from './schema-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -46,6 +47,8 @@ export interface Store {
   readonly relations: RelationStore;
   /** The roles a user has, through role relations at any depth (src/storage/role-store.ts). */
   readonly roles: RoleStore;
+  /** The fields of each class, their types as first written and their defaults (src/storage/schema-store.ts). */
+  readonly schemas: SchemaStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -30,6 +30,7 @@ import { SqlOpsStore } from './ops-store.ts';
 import { SqlClassIndexStore } from './class-index-store.ts';
 import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
 import type { RelationChange } from '../relation-store.ts';
+import { SqlSchemaStore } from './schema-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { SqlRoleStore, readableSql } from './roles.ts';
 import { fromRow, insertRows, objectSelect, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
@@ -57,6 +58,7 @@ export class SqlStore implements Store {
   readonly classIndexes: SqlClassIndexStore;
   readonly relations: SqlRelationStore;
   readonly roles: SqlRoleStore;
+  readonly schemas: SqlSchemaStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -75,6 +77,7 @@ export class SqlStore implements Store {
     this.classIndexes = new SqlClassIndexStore(options);
     this.relations = new SqlRelationStore(options);
     this.roles = new SqlRoleStore(options);
+    this.schemas = new SqlSchemaStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -7,6 +7,7 @@ import { objectsInsertionOrder } from './0004_objects_insertion_order.ts';
 import { relations } from './0005_relations.ts';
 import { roleNames } from './0006_role_names.ts';
 import { objectsGeo } from './0007_objects_geo.ts';
+import { classFields } from './0008_class_fields.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -27,6 +28,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0005_relations', relations],
   ['0006_role_names', roleNames],
   ['0007_objects_geo', objectsGeo],
+  ['0008_class_fields', classFields],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
