@@ -10,6 +10,7 @@ import { serve } from './main.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
 import { importCommand, importUsage } from './import/command.ts';
 import { indexCommand, indexUsage } from './index-command.ts';
+import { schemaCommand, schemaUsage } from './schema-command.ts';
 
 const usage = `Usage: roost <command>
 
@@ -23,6 +24,7 @@ const usage = `Usage: roost <command>
   ${devicesUsage}
   ${importUsage}
   ${indexUsage}
+  ${schemaUsage}
 
 Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
 
@@ -112,6 +114,10 @@ export async function runCli(argv: string[]): Promise<number> {
         });
       case 'index':
         return await indexCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'schema':
+        return await schemaCommand(rest, loadConfig(), (message) => {
           throw new UsageError(message);
         });
       case 'devices':

@@ -3,6 +3,7 @@
 // brute-force great-circle answer, near the poles and across the antimeridian too.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { insertUntyped } from './helpers/untyped.ts';
 import { startServer, type TestServer } from './helpers/harness.ts';
 
 let server: TestServer;
@@ -102,7 +103,9 @@ describe('$nearSphere', () => {
   let ids: string[] = [];
   const byKm = (...wanted: number[]) => wanted.map((km) => ids[kms.indexOf(km)]);
   before(async () => {
-    ids = await seed('Near', [...kms.map((km) => ({ km, location: at(km) })), { km: -1, location: 'not a point' }, { km: -2 }]);
+    ids = await seed('Near', [...kms.map((km) => ({ km, location: at(km) })), { km: -2 }]);
+    // A String in a GeoPoint field: only imported data holds one (the API refuses it, 111).
+    ids.push(...(await insertUntyped(server.store, server.appId, 'Near', [{ km: -1, location: 'not a point' }])));
   });
   const near = (bounds: Record<string, unknown> = {}) => ({ location: { $nearSphere: point(40, -30), ...bounds } });
 
