@@ -3,7 +3,11 @@
 // the classes (master key only); defaults set with PUT /1.1/schemas/<className> fill creates.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type TestServer } from './helpers/harness.ts';
+import { Importer } from '../src/import/importer.ts';
 
 let server: TestServer;
 before(async () => {
@@ -210,4 +214,52 @@ test('schema changes that cannot hold are refused', async () => {
   assert.deepEqual((await server.master.get('/1.1/schemas/Refusals')).body, { ...serverFields, n: { type: 'Number' } });
   const builtIn = await server.master.put('/1.1/schemas/_User', { email: { default: 'x@y.z' } });
   assert.deepEqual([builtIn.status, builtIn.body.code], [400, 111]);
+});
+
+test('an import learns the types from the data: each field’s first non-null value', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'roost-schemas-'));
+  try {
+    const lines = [
+      { objectId: 'imp00000000000000000001', createdAt: '2020-01-01T00:00:00.000Z', nick: null, level: 1 },
+      { objectId: 'imp00000000000000000002', nick: 'bob', level: 'two', owner: { __type: 'Pointer', className: '_User', objectId: 'u1' } },
+    ];
+    writeFileSync(join(dir, 'Imported.jsonl'), lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+    const reports = await new Importer({ store: server.store, clock: server.clock, appId: server.appId, secret: server.config.secret }).run(dir);
+    assert.equal(reports[0].inserted, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual((await server.master.get('/1.1/schemas/Imported')).body, {
+    ...serverFields,
+    level: { type: 'Number' },
+    nick: { type: 'String' },
+    owner: { type: 'Pointer', className: '_User' },
+  });
+  // The data is kept as exported; writes follow the learned types.
+  assert.equal((await server.client.get('/1.1/classes/Imported/imp00000000000000000002')).body.level, 'two');
+  const res = await server.client.put('/1.1/classes/Imported/imp00000000000000000002', { level: 'three' });
+  assert.deepEqual([res.status, res.body], [400, mismatch('level', '{:type "Number"}', '{:type "String"}')]);
+});
+
+test('built-in classes: their own fields are typed from the start, new fields are learned on sign-up and update', async () => {
+  const signUp = await server.client.post('/1.1/users', { username: 'typed-user', password: 'secret-1', age: 30 });
+  assert.equal(signUp.status, 201);
+  const wrongLearned = await server.client.post('/1.1/users', { username: 'typed-user-3', password: 'secret-1', age: 'old' });
+  assert.deepEqual([wrongLearned.status, wrongLearned.body], [400, mismatch('age', '{:type "Number"}', '{:type "String"}')]);
+  const update = await server.client.put(`/1.1/users/${signUp.body.objectId}`, { age: '31' }, { session: signUp.body.sessionToken });
+  assert.deepEqual([update.status, update.body], [400, mismatch('age', '{:type "Number"}', '{:type "String"}')]);
+  const device = await server.client.post('/1.1/installations', { deviceType: 'android', installationId: 'typed-device-1', badge: 'one' });
+  assert.deepEqual([device.status, device.body], [400, mismatch('badge', '{:type "Number"}', '{:type "String"}')]);
+  assert.deepEqual((await server.master.get('/1.1/schemas/_User')).body.age, { type: 'Number' });
+});
+
+test('the per-class default ACL (setting classDefaultACL) applies to creates beside the column defaults', async () => {
+  const settings = await server.master.put('/1.1/settings', { classDefaultACL: { AclDefaults: { '*': { read: true } } } });
+  assert.equal(settings.status, 200, settings.text);
+  await server.master.put('/1.1/schemas/AclDefaults', { state: { default: 'new' } });
+  const created = await server.client.post('/1.1/classes/AclDefaults', {});
+  const read = await server.master.get(`/1.1/classes/AclDefaults/${created.body.objectId}`, { query: { returnACL: true } });
+  assert.deepEqual([read.body.state, read.body.ACL], ['new', { '*': { read: true } }]);
+  // Readable by anyone, writable by no one but the master key.
+  assert.equal((await server.client.put(`/1.1/classes/AclDefaults/${created.body.objectId}`, { state: 'x' })).status, 403);
 });
