@@ -5,14 +5,20 @@ import { openStoreAtStart } from './startup.ts';
 import { ClassIndexes } from './objects/class-indexes.ts';
 
 export const indexUsage = `index create --app APPID CLASS NAME KEYS [--unique]
-                                          declare an index; KEYS as JSON: '{"score": -1, "owner.name": 1}'
-  index list --app APPID CLASS             list a class's indexes and their state (building, ready, failed)
+                                          declare an index and wait for its build, progress on stderr;
+                                          KEYS as JSON: '{"score": -1, "owner.name": 1}'
+  index list --app APPID CLASS             list a class's indexes, their state (building, ready, failed),
+                                          a build's progress and a failed one's error
   index drop --app APPID CLASS NAME        drop an index`;
+
+/** How often `index create` reports a build's progress. */
+const progressEveryMs = 2000;
 
 /**
  * `roost index create|list|drop`: what POST/GET/DELETE /1.1/indexes/<className> do, from a shell, for
- * an operator building an index on a large class without an HTTP request waiting on it. Exit 1 for a
- * refusal (the catalogue's message on stderr), 2 for a usage error.
+ * an operator building an index on a large class, who waits for it here (the build runs in this process;
+ * stopped, a server resumes it). Exit 1 for a refusal or a failed build (the catalogue's message on
+ * stderr), 2 for a usage error.
  */
 export async function indexCommand(args: string[], config: Config, usage: (message: string) => never): Promise<number> {
   const [sub, ...rest] = args;
@@ -46,7 +52,19 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       process.stdout.write(`dropped ${name}\n`);
       return 0;
     }
-    process.stdout.write(JSON.stringify(await indexes.create(appId, className, body), null, 2) + '\n');
+    await indexes.create(appId, className, body);
+    const report = setInterval(() => void reportProgress(indexes, appId, className, name), progressEveryMs);
+    try {
+      await store.classIndexes.idle();
+    } finally {
+      clearInterval(report);
+    }
+    const built = (await indexes.list(appId, className)).find((index) => index.name === name);
+    process.stdout.write(JSON.stringify(built, null, 2) + '\n');
+    if (built?.state === 'failed') {
+      process.stderr.write(`roost: ${built.error} (code ${built.code})\n`);
+      return 1;
+    }
     return 0;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
@@ -55,4 +73,12 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
   } finally {
     await store.close();
   }
+}
+
+async function reportProgress(indexes: ClassIndexes, appId: string, className: string, name: string): Promise<void> {
+  const index = (await indexes.list(appId, className).catch(() => [])).find((found) => found.name === name);
+  if (index?.state !== 'building') return;
+  const { progress } = index;
+  const done = progress ? `${progress.phase}, blocks ${progress.blocks.done}/${progress.blocks.total}, tuples ${progress.tuples.done}/${progress.tuples.total}` : 'building';
+  process.stderr.write(`roost: ${name}: ${done}\n`);
 }

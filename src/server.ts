@@ -253,6 +253,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   registerPushChannel(app, { hub: push.hub });
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
+  // Builds of declared indexes that a process stopped during (this one before a restart) start again.
+  app.addHook('onReady', async () => void store.classIndexes.resume().catch((error) => app.log.error({ err: error }, 'resuming index builds')));
   app.addHook('onClose', async () => push.close());
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());

@@ -42,6 +42,7 @@ export const catalogue = {
   scheduledPushQuota: { code: 140, status: 400, message: 'Too many scheduled pushes are waiting.' },
   invalidIndex: { code: 1, status: 400, message: 'Invalid index: a name and keys as {"field": 1 or -1}.' },
   indexExists: { code: 1, status: 400, message: 'The class already has an index of that name.' },
+  indexBuildFailed: { code: 1, status: 400, message: 'The index could not be built.' },
   usernameMissing: { code: 200, status: 400, message: 'Username is missing or empty.' },
   passwordMissing: { code: 201, status: 400, message: 'Password is missing or empty.' },
   usernameTaken: { code: 202, status: 400, message: 'Username has already been taken.' },

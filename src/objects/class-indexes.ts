@@ -21,12 +21,11 @@ export class ClassIndexes {
     return (await this.store.list(appId, className)).map(shownIndex);
   }
 
-  /** `body`: {"name": "byScore", "keys": {"score": -1}, "unique": false}; answers once the index is ready. */
+  /** `body`: {"name": "byScore", "keys": {"score": -1}, "unique": false}; answers at once, the index building. */
   async create(appId: string, className: string, body: unknown): Promise<ShownIndex> {
     checkClassName(className);
     const index = await this.store.create(appId, className, parseIndexSpec(body));
     if (index === 'exists') throw new ApiError('indexExists');
-    if (index === 'duplicates') throw new ApiError('indexDuplicates');
     return shownIndex(index);
   }
 

@@ -1,5 +1,5 @@
-import { fail } from '../lib/errors.ts';
-import type { ClassIndex, IndexKey } from '../storage/class-index-store.ts';
+import { ApiError, fail } from '../lib/errors.ts';
+import type { BuildProgress, ClassIndex, IndexKey } from '../storage/class-index-store.ts';
 import { fieldPath, isObject } from './values.ts';
 
 const indexName = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -34,8 +34,28 @@ export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[];
   };
 }
 
-/** An index as the API and the CLI show it: keys as {"field.path": 1 or -1}, in their order. */
-export function shownIndex(index: ClassIndex): { name: string; keys: Record<string, 1 | -1>; unique: boolean; state: ClassIndex['state'] } {
+/**
+ * An index as the API and the CLI show it: keys as {"field.path": 1 or -1}, in their order; while building,
+ * the progress the database reports; once failed, why, as the error body the request would have had.
+ */
+export function shownIndex(index: ClassIndex): ShownIndex {
   const keys = Object.fromEntries(index.keys.map((key) => [key.path.join('.'), key.descending ? -1 : 1] as const));
-  return { name: index.name, keys, unique: index.unique, state: index.state };
+  const shown: ShownIndex = { name: index.name, keys, unique: index.unique, state: index.state };
+  if (index.progress) shown.progress = index.progress;
+  if (index.failure) {
+    const error = index.failure.reason === 'duplicates' ? new ApiError('indexDuplicates') : new ApiError('indexBuildFailed', `The index could not be built: ${index.failure.message}`);
+    shown.code = error.code;
+    shown.error = error.message;
+  }
+  return shown;
+}
+
+export interface ShownIndex {
+  name: string;
+  keys: Record<string, 1 | -1>;
+  unique: boolean;
+  state: ClassIndex['state'];
+  progress?: BuildProgress;
+  code?: number;
+  error?: string;
 }

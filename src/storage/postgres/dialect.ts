@@ -62,7 +62,10 @@ export const postgresDialect: SqlDialect = {
     return sql`(o.data @> ${docs[0]}::jsonb OR o.data @> ${docs[1]}::jsonb)`;
   },
 
-  jsonEqualsBranches(path, value) {
+  jsonEqualsBranches(path, values) {
+    // An $in: containment of any of its documents, which the GIN index serves, reads no more than it must.
+    if (values.length !== 1) return null;
+    const [value] = values;
     const x = field(path);
     const json = JSON.stringify(value);
     // The array side twice: as a range of the declared index (jsonb's order puts every non-empty array
@@ -107,7 +110,9 @@ export const postgresDialect: SqlDialect = {
       const edge = op === 'gt' || op === 'gte' ? sql`${x} < '1e400'::jsonb` : sql`${x} > '-1e400'::jsonb`;
       return sql`(${x} IS NOT NULL AND ${x} ${comparisonOperators[op]} ${JSON.stringify(value)}::jsonb AND ${edge})`;
     }
-    return sql`coalesce(jsonb_typeof(${x}) = 'string' AND (${x} #>> '{}') COLLATE "C" ${comparisonOperators[op]} ${value}, false)`;
+    // Strings in byte order, as SQLite compares them, spelt as the declared index's `<name>_s` (schema-ddl.ts)
+    // with its condition, so a range reads it. IS NOT NULL: false, not NULL, for a missing field.
+    return sql`(${x} IS NOT NULL AND jsonb_typeof(${x}) = 'string' AND (o.data #>> ${pathLiteral(path)}) COLLATE "C" ${comparisonOperators[op]} ${value})`;
   },
 
   jsonExists(path: string[]): Sql {

@@ -1,47 +1,75 @@
 import { sql, type Kysely } from 'kysely';
-import type { CatalogueEntry, ClassIndexDdl } from '../sql/dialect.ts';
+import type { ClassIndexDdl } from '../sql/dialect.ts';
+import type { BuildProgress, IndexKey } from '../class-index-store.ts';
 import { quoteLiteral } from '../sql/literal.ts';
 
 /** "roostmig": the advisory lock only migrations take. */
 const migrationLockKey = '8245931984403917159';
 
+/** The first key of the advisory locks a declared index's builder holds ("cix" in ASCII); the second is the name's hash. */
+const buildLockSpace = 6515064;
+/** The first key of the advisory lock that makes builds across processes run one at a time. */
+const oneBuildAtATime = buildLockSpace + 1;
+
 /**
  * Declared indexes are partial (the class's rows only), built CONCURRENTLY so writes go on, with keys
  * as the where compiler spells them (data #> '{path}') in jsonOrder's NULLS placement, so ORDER BY
- * reads them either way; a non-unique one ends with the default order (created_at, id).
+ * reads them either way; a non-unique one ends with the default order (created_at, id). Beside it, on
+ * the first key's strings, the text in byte order (`<name>_s`): string ranges compare that way, as
+ * SQLite does, where jsonb orders strings by the database's collation (postgresDialect.jsonCompare).
  */
 export const postgresClassIndexes: ClassIndexDdl = {
   create(indexName, appId, className, keys, unique) {
-    const columns = keys.map((key) => {
-      const array = `{${key.path.map((segment) => `"${segment}"`).join(',')}}`;
-      return `(data #> ${quoteLiteral(array)}::text[]) ${key.descending ? 'DESC NULLS LAST' : 'NULLS FIRST'}`;
-    });
+    const pathOf = (key: IndexKey) => quoteLiteral(`{${key.path.map((segment) => `"${segment}"`).join(',')}}`);
+    const columns = keys.map((key) => `(data #> ${pathOf(key)}::text[]) ${key.descending ? 'DESC NULLS LAST' : 'NULLS FIRST'}`);
     // The default order last, so an equality on the keys reads its rows already in that order (findStatement).
     if (!unique) columns.push('created_at', 'id');
-    return `${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} CONCURRENTLY "${indexName}" ON objects (${columns.join(', ')})
-      WHERE app_id = ${quoteLiteral(appId)} AND class_name = ${quoteLiteral(className)}`;
+    const ofClass = `app_id = ${quoteLiteral(appId)} AND class_name = ${quoteLiteral(className)}`;
+    const first = `${pathOf(keys[0])}::text[]`;
+    return [
+      `${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} CONCURRENTLY "${indexName}" ON objects (${columns.join(', ')}) WHERE ${ofClass}`,
+      `CREATE INDEX CONCURRENTLY "${indexName}_s" ON objects (((data #>> ${first}) COLLATE "C"))
+        WHERE ${ofClass} AND jsonb_typeof(data #> ${first}) = 'string'`,
+    ];
   },
-  drop: (indexName) => `DROP INDEX CONCURRENTLY IF EXISTS "${indexName}"`,
-  // CONCURRENTLY runs outside a transaction and may outlast STATEMENT_TIMEOUT_MS: one connection, the timeout lifted.
-  async run(db, statement) {
-    await db.connection().execute(async (connection) => {
+  // One statement each: CONCURRENTLY drops one index at a time.
+  drop: (indexName) => [`DROP INDEX CONCURRENTLY IF EXISTS "${indexName}"`, `DROP INDEX CONCURRENTLY IF EXISTS "${indexName}_s"`],
+  // Session advisory locks (the server frees them when the builder's connection ends, however it ends),
+  // and no statement timeout: CONCURRENTLY runs outside a transaction and may outlast STATEMENT_TIMEOUT_MS.
+  async exclusively(db, indexName, work, options) {
+    return db.connection().execute(async (connection) => {
+      const claim = sql`${sql.lit(buildLockSpace)}, hashtext(${indexName})`;
+      const { rows } = await sql<{ held: boolean }>`SELECT pg_try_advisory_lock(${claim}) AS held`.execute(connection);
+      if (!rows[0].held) return false;
       await sql`SET statement_timeout = 0`.execute(connection);
       try {
-        await sql.raw(statement).execute(connection);
+        // Two CREATE INDEX CONCURRENTLY on one table each wait for the other's transaction: a deadlock.
+        if (options?.oneAtATime) await sql`SELECT pg_advisory_lock(${sql.lit(oneBuildAtATime)}, 0)`.execute(connection);
+        await work(connection);
       } finally {
-        await sql`RESET statement_timeout`.execute(connection);
+        await sql`RESET statement_timeout`.execute(connection).catch(() => undefined);
+        await sql`SELECT pg_advisory_unlock_all()`.execute(connection).catch(() => undefined);
       }
+      return true;
     });
   },
-  // Valid is ready; an invalid one is building while pg_stat_progress_create_index reports it, else failed.
-  async catalogue(db, indexNames) {
-    const found = new Map<string, CatalogueEntry>();
-    if (indexNames.length === 0) return found;
-    const { rows } = await sql<{ name: string; valid: boolean; unique: boolean; building: boolean }>`SELECT c.relname AS name,
-        i.indisvalid AS valid, i.indisunique AS unique,
-        EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid) AS building
-      FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ANY(${indexNames}::text[])`.execute(db);
-    for (const row of rows) found.set(row.name, { state: row.valid ? 'ready' : row.building ? 'building' : 'failed', unique: row.unique });
+  async builder(connection) {
+    const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(connection);
+    return String(rows[0].pid);
+  },
+  async progress(db, builders) {
+    const found = new Map<string, BuildProgress>();
+    if (builders.length === 0) return found;
+    const { rows } = await sql<Record<string, string>>`SELECT pid::text AS pid, phase, blocks_done::text AS blocks_done,
+        blocks_total::text AS blocks_total, tuples_done::text AS tuples_done, tuples_total::text AS tuples_total
+      FROM pg_stat_progress_create_index WHERE pid = ANY(${builders.map(Number)}::int[])`.execute(db);
+    for (const row of rows) {
+      found.set(row.pid, {
+        phase: row.phase,
+        blocks: { done: Number(row.blocks_done), total: Number(row.blocks_total) },
+        tuples: { done: Number(row.tuples_done), total: Number(row.tuples_total) },
+      });
+    }
     return found;
   },
 };

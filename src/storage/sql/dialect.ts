@@ -2,7 +2,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { Regex } from '../../objects/regex.ts';
 import type { Json, OrderKey } from '../../objects/types.ts';
 import type { ImportBatch, ImportRecord } from '../ops-store.ts';
-import type { ClassIndex, IndexKey } from '../class-index-store.ts';
+import type { BuildProgress, IndexKey } from '../class-index-store.ts';
 
 export type Sql = RawBuilder<unknown>;
 export type Comparison = 'lt' | 'lte' | 'gt' | 'gte';
@@ -15,18 +15,25 @@ export type ViolatedIndex = { name: string } | { table: string; columns: string[
  * statement binds, the shape of an import batch, and how a driver error names a unique index.
  * The shared code (src/storage/sql) reads the same for both and never asks which database it has.
  */
-/** What the catalogue says of an index users declared. */
-export type CatalogueEntry = { state: ClassIndex['state']; unique: boolean };
-
 /** The DDL of the indexes users declare (src/storage/sql/class-index-store.ts), which differs per database. */
 export interface ClassIndexDdl {
-  /** CREATE [UNIQUE] INDEX spelling each key as the where compiler spells the field, so the planner matches it. */
-  create(indexName: string, appId: string, className: string, keys: IndexKey[], unique: boolean): string;
-  drop(indexName: string): string;
-  /** Runs a create or drop, however long the build takes. */
-  run(db: Kysely<any>, statement: string): Promise<void>;
-  /** State and uniqueness of each named index the catalogue has. */
-  catalogue(db: Kysely<any>, indexNames: string[]): Promise<Map<string, CatalogueEntry>>;
+  /**
+   * The CREATE [UNIQUE] INDEX statements of a declared index (PostgreSQL adds one for string ranges), each
+   * key spelt as the where compiler spells the field, so the planner matches it.
+   */
+  create(indexName: string, appId: string, className: string, keys: IndexKey[], unique: boolean): string[];
+  /** Statements dropping whatever of the index exists, each harmless when nothing does. */
+  drop(indexName: string): string[];
+  /**
+   * Runs `work` on one connection as the only builder of the index among all processes, however long it
+   * takes; false at once, `work` not run, when another holds it. A process that stops during `work`
+   * leaves it to be run again. `oneAtATime`: `work` waits for any other process's that asked the same.
+   */
+  exclusively(db: Kysely<any>, indexName: string, work: (connection: Kysely<any>) => Promise<void>, options?: { oneAtATime: boolean }): Promise<boolean>;
+  /** Names the build running on the connection, to read its progress by; null where none can be read. */
+  builder(connection: Kysely<any>): Promise<string | null>;
+  /** The progress of the named builds the database reports. */
+  progress(db: Kysely<any>, builders: string[]): Promise<Map<string, BuildProgress>>;
 }
 
 export interface EqualitySides {
@@ -43,12 +50,12 @@ export interface SqlDialect {
   /** A JSON field of o.data equals the value or, being an array, contains it. */
   jsonEquals(path: string[], value: Json): Sql;
   /**
-   * jsonEquals of a scalar as two disjoint sides, the field being the scalar (`value`, which a declared
-   * index reads in the page's order) and the field an array holding it (`arrays`, read from `arraysFrom`
-   * in place of `objects o` where the database needs the rows it reads named: SQLite), for findStatement;
-   * null: no split.
+   * An equality on a scalar (one value) or an $in of scalars as two disjoint sides, the field being one
+   * of the values (`value`, which a declared index reads: in the page's order for one value) and the field
+   * an array holding one (`arrays`, read from `arraysFrom` in place of `objects o` where the database needs
+   * the rows it reads named: SQLite), for findStatement; null: no split.
    */
-  jsonEqualsBranches(path: string[], value: string | number | boolean, scope: { appId: string; className: string }): EqualitySides | null;
+  jsonEqualsBranches(path: string[], values: Array<string | number | boolean>, scope: { appId: string; className: string }): EqualitySides | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */

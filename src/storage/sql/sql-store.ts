@@ -306,6 +306,8 @@ export class SqlStore implements Store {
   }
 
   async close(): Promise<void> {
+    // The builds this process runs end first: stopped halfway, they would wait for the next start (or a listing).
+    await this.classIndexes.idle();
     await this.db.destroy();
   }
 }

@@ -185,16 +185,22 @@ export function compileOrder(dialect: SqlDialect, className: string, order: Orde
   return sql.join(keys, sql`, `);
 }
 
+const isScalar = (value: Json): value is string | number | boolean => value !== null && typeof value !== 'object';
+
 /**
- * The equality findStatement reads through an index: the first top-level `eq` of a scalar on a JSON
- * field, as the dialect's two sides, each with the rest of the where.
+ * The equality findStatement reads through an index: the first top-level `eq` of a scalar, or `$in` of
+ * scalars, on a JSON field, as the dialect's two sides, each with the rest of the where.
  */
 function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
   const { dialect, className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
-  const node = conjuncts.find((n) => n.op === 'eq' && !columnFor(className, n.path) && n.value !== null && typeof n.value !== 'object');
-  if (node?.op !== 'eq') return null;
-  const sides = dialect.jsonEqualsBranches(node.path, node.value as string | number | boolean, scope);
+  const node = conjuncts.find(
+    (n) =>
+      ((n.op === 'eq' && isScalar(n.value)) || (n.op === 'in' && n.values.length > 0 && n.values.every(isScalar))) && !columnFor(className, n.path),
+  );
+  if (node?.op !== 'eq' && node?.op !== 'in') return null;
+  const values = (node.op === 'eq' ? [node.value] : node.values) as Array<string | number | boolean>;
+  const sides = dialect.jsonEqualsBranches(node.path, values, scope);
   if (sides === null) return null;
   const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
   return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}` };
@@ -226,8 +232,9 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
 
 /**
  * The statement of a page of a class: `select` (objectSelect) of the rows `where` and the readers keep,
- * in `order`. An equality on a field is "holds the value, or is an array holding it", which no single
- * ordered index answers; where the dialect splits it (jsonEqualsBranches), each side reads its own index
+ * in `order`. An equality on a field is "holds the value, or is an array holding it" (an $in: "holds one
+ * of the values, or is an array holding one"), which no single ordered index answers; where the dialect
+ * splits it (jsonEqualsBranches), each side reads its own index
  * in order up to skip + limit rows, and the page is taken from their union: a page of an indexed
  * equality reads about `limit` rows however large the class (bench/RESULTS.md, "Objects").
  * test/storage/query-split.test.ts holds its pages to the unsplit statement's.

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { CatalogueEntry, ClassIndexDdl } from '../sql/dialect.ts';
+import type { ClassIndexDdl } from '../sql/dialect.ts';
 import { quoteLiteral } from '../sql/literal.ts';
 
 /** How long a process waits for another one's migrations before giving up. */
@@ -7,7 +7,9 @@ const migrationWaitMs = 10 * 60_000;
 
 /**
  * Declared indexes lead with (app_id, class_name): SQLite cannot use a partial index against the bound
- * app and class. Keys as json_extract(data, '<path>'), the where compiler's spelling (dialect.ts).
+ * app and class. Keys as json_extract(data, '<path>'), the where compiler's spelling (dialect.ts), which
+ * serves ranges of strings as of numbers. SQLite builds an index in one statement holding the write lock
+ * (no concurrent build: docs/operations.md, "Indexes", for how long), and reports no progress.
  */
 export const sqliteClassIndexes: ClassIndexDdl = {
   create(indexName, _appId, _className, keys, unique) {
@@ -17,28 +19,24 @@ export const sqliteClassIndexes: ClassIndexDdl = {
     });
     // The default order last, so an equality on the keys reads its rows already in that order (findStatement).
     if (!unique) columns.push('created_at', 'id');
-    return `${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`;
+    return [`${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`];
   },
-  drop: (indexName) => `DROP INDEX IF EXISTS "${indexName}"`,
-  async run(db, statement) {
-    await sql.raw(statement).execute(db);
+  drop: (indexName) => [`DROP INDEX IF EXISTS "${indexName}"`],
+  // One write transaction: processes build (and drop) one at a time (the next finds the index built),
+  // and one that stops mid-build leaves nothing of it.
+  async exclusively(db, _indexName, work) {
+    await db.connection().execute((connection) => sqliteWriteLock(connection, () => work(connection)));
+    return true;
   },
-  // SQLite builds in its statement: an index the catalogue has is ready.
-  async catalogue(db, indexNames) {
-    const found = new Map<string, CatalogueEntry>();
-    if (indexNames.length === 0) return found;
-    const { rows } = await sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master
-      WHERE type = 'index' AND name IN (${sql.join(indexNames)})`.execute(db);
-    for (const row of rows) found.set(row.name, { state: 'ready', unique: row.sql.startsWith('CREATE UNIQUE') });
-    return found;
-  },
+  builder: async () => null,
+  progress: async () => new Map(),
 };
 
 /**
- * One write transaction (BEGIN IMMEDIATE) around the run: processes migrate one at a time, and a step
- * that fails leaves nothing half-applied.
+ * One write transaction (BEGIN IMMEDIATE) around the run: processes migrate (or build an index) one at a
+ * time, and a step that fails leaves nothing half-applied.
  */
-export async function sqliteMigrationLock(connection: Kysely<any>, work: () => Promise<void>): Promise<void> {
+export async function sqliteWriteLock(connection: Kysely<any>, work: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + migrationWaitMs;
   for (;;) {
     try {

@@ -8,6 +8,7 @@ import { relations } from './0005_relations.ts';
 import { roleNames } from './0006_role_names.ts';
 import { objectsGeo } from './0007_objects_geo.ts';
 import { classFields } from './0008_class_fields.ts';
+import { classIndexBuilds } from './0009_class_index_builds.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -29,6 +30,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0006_role_names', roleNames],
   ['0007_objects_geo', objectsGeo],
   ['0008_class_fields', classFields],
+  ['0009_class_index_builds', classIndexBuilds],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
