@@ -70,7 +70,9 @@ async function seed(appId: string, className: string, count: number): Promise<vo
       SELECT ${appId}, ${className}, printf('%024x', i), i, i,
         json_object('score', i, 'name', printf('n%06d', i), 'group', i % 100, 'rank', i % 1000, 'tags', json_array('t' || (i % 7))), '["*"]' FROM s`.execute(db());
   }
-  await sql`ANALYZE objects`.execute(db());
+  // PostgreSQL plans from statistics; SQLite's are left as a new database has them (none): the $inQuery test
+  // below counts on that, and with statistics taken before an index was declared SQLite reads it less.
+  if (postgres()) await sql`ANALYZE objects`.execute(db());
 }
 
 async function declare(appId: string, className: string, name: string, keys: Record<string, 1 | -1>): Promise<string> {
@@ -122,8 +124,9 @@ test('a declared index serves equality, ranges of numbers and strings, $in and o
     ['range', parseWhere({ score: { $gte: 19990 } }), [], search(byScore, postgres() ? ">= '19990'" : '<expr>>?')],
     ['range and order', parseWhere({ score: { $gt: 100, $lt: 200 } }), parseOrder('-score'), search(byScore, postgres() ? "> '100'" : '<expr>>? AND <expr><?')],
     ['string range', parseWhere({ name: { $gt: 'n019990' } }), [], search(`${byName}${postgres() ? '_s' : ''}`, postgres() ? "> 'n019990'" : '<expr>>?')],
-    ['$in', parseWhere({ score: { $in: [1, 2, 3] } }), [], postgres() ? 'objects_data_gin' : search(byScore, '<expr>=?')],
-    ['$in of strings', parseWhere({ name: { $in: ['n000001', 'n000009'] } }), [], postgres() ? 'objects_data_gin' : search(byName, '<expr>=?')],
+    // SQLite: the matching rows' ids from the index alone (COVERING), then the rows by id.
+    ['$in', parseWhere({ score: { $in: [1, 2, 3] } }), [], postgres() ? 'objects_data_gin' : `INDEX ${byScore} (app_id=? AND class_name=? AND <expr>=?)`],
+    ['$in of strings', parseWhere({ name: { $in: ['n000001', 'n000009'] } }), [], postgres() ? 'objects_data_gin' : `INDEX ${byName} (app_id=? AND class_name=? AND <expr>=?)`],
     ['order', parseWhere({}), parseOrder('-score'), postgres() ? `Index Scan Backward using ${byScore}` : `SEARCH o USING INDEX ${byScore} (app_id=? AND class_name=?)`],
     ['compound: equality on the first, order by the second', parseWhere({ group: 3 }), parseOrder('-rank'), search(byGroupRank, postgres() ? "= '3'" : '<expr>=?')],
   ];
@@ -186,6 +189,15 @@ test('$inQuery reads the outer class through the index on the pointer objectId, 
   const byPost = rows.find((row) => row.name === 'byPost')!.index_name;
   const byCategory = rows.find((row) => row.name === 'byCategory')!.index_name;
   const where: Where = { op: 'inQuery', path: ['post'], query: { className: 'PlanPost', where: { op: 'eq', path: ['category'], value: 7 }, order: [], limit: 100, skip: 0 } };
+  if (!postgres) {
+    // A page (findStatement) reads each id through the index with no statistics at all, as a new
+    // database has (SQLite analyses only on import): pointerSource's CROSS JOIN.
+    const page = findStatement({ dialect: sqliteDialect, appId, className: 'Plan', readers: ['*'] }, sql`o.id`, { where, order: [], limit: 20, skip: 0 });
+    const { rows: steps } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${page}`.execute(db);
+    const pagePlan = steps.map((step) => step.detail).join('\n');
+    assert.ok(pagePlan.includes(`${byPost} (app_id=? AND class_name=? AND <expr>=?)`), pagePlan);
+  }
+  await sql`ANALYZE objects`.execute(db);
   const plan = await onePlanOf(appId, 'Plan', where);
   assert.ok(plan.includes(byCategory), plan);
   if (postgres) assert.ok(plan.includes(byPost), plan);

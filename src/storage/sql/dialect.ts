@@ -38,6 +38,7 @@ export interface ClassIndexDdl {
 
 export interface EqualitySides {
   value: Sql;
+  valueFrom?: Sql;
   arrays: Sql;
   arraysFrom?: Sql;
 }
@@ -52,8 +53,8 @@ export interface SqlDialect {
   /**
    * An equality on a scalar (one value) or an $in of scalars as two disjoint sides, the field being one
    * of the values (`value`, which a declared index reads: in the page's order for one value) and the field
-   * an array holding one (`arrays`, read from `arraysFrom` in place of `objects o` where the database needs
-   * the rows it reads named: SQLite), for findStatement; null: no split.
+   * an array holding one (`arrays`), each read from `valueFrom` / `arraysFrom` in place of `objects o` where
+   * the database needs the rows it reads named (SQLite), for findStatement; null: no split.
    */
   jsonEqualsBranches(path: string[], values: Array<string | number | boolean>, scope: { appId: string; className: string }): EqualitySides | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */

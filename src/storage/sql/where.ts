@@ -261,7 +261,7 @@ export function findStatement(
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
-  return sql`SELECT * FROM (${side(rows(split.value))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
+  return sql`SELECT * FROM (${side(rows(split.value, split.valueFrom))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
     ORDER BY ${order} ${page}`;
 }
 
