@@ -20,6 +20,7 @@ interface ClassEntry {
   defaults: Map<string, Json>;
   /** When `defaults` (and the fields other nodes added) were last read; 0: never. */
   loadedAt: number;
+  reading: Promise<void> | null;
 }
 
 /** Classes whose fields one node remembers; past this the memory starts over (types are only re-read). */
@@ -153,7 +154,7 @@ export class ClassSchemas {
     let entry = this.cache.get(key);
     if (entry === undefined) {
       if (this.cache.size >= maxCachedClasses) this.cache.clear();
-      entry = { known: new Map(), defaults: new Map(), loadedAt: 0 };
+      entry = { known: new Map(), defaults: new Map(), loadedAt: 0, reading: null };
       this.cache.set(key, entry);
     }
     return entry;
@@ -163,13 +164,23 @@ export class ClassSchemas {
     const entry = this.entry(appId, className);
     const now = this.now();
     if (entry.loadedAt !== 0 && now - entry.loadedAt < this.cacheMs) return entry;
-    const fields = await this.store.fields(appId, className);
-    entry.defaults = new Map();
-    for (const field of fields) {
-      entry.known.set(field.name, field.type);
-      if (field.default !== undefined) entry.defaults.set(field.name, field.default);
-    }
-    entry.loadedAt = now;
+    // Requests arriving while the class is read share that one read.
+    entry.reading ??= this.store.fields(appId, className).then(
+      (fields) => {
+        entry.defaults = new Map();
+        for (const field of fields) {
+          entry.known.set(field.name, field.type);
+          if (field.default !== undefined) entry.defaults.set(field.name, field.default);
+        }
+        entry.loadedAt = now;
+        entry.reading = null;
+      },
+      (error: unknown) => {
+        entry.reading = null;
+        throw error;
+      },
+    );
+    await entry.reading;
     return entry;
   }
 
