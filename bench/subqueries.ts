@@ -66,6 +66,15 @@ async function declareIndex(server: ServerProcess, keys: AppKeys, className: str
     body: JSON.stringify({ name, keys: fields }),
   });
   if (!response.ok) throw new Error(`index ${name}: ${response.status} ${await response.text()}`);
+  // Indexes build in the background: measure once they are ready, not a class read without them.
+  for (;;) {
+    const listed = await fetch(`${server.url}/1.1/indexes/${className}`, { headers: { 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` } });
+    const { results } = (await listed.json()) as { results: Array<{ name: string; state: string }> };
+    const state = results.find((index) => index.name === name)?.state;
+    if (state === 'ready') return;
+    if (state !== 'building') throw new Error(`index ${name}: ${state}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** Posts in `categories` categories; each comment points at a post (7919 is prime to the size: one comment a post). */
