@@ -214,8 +214,17 @@ test('an index builds in the background: building while the build waits, writes 
     second = await startServer({ database });
     await second.store.classIndexes.idle();
     assert.deepEqual((await second.store.classIndexes.list(server.appId, 'Held')).map((index) => index.state), ['building']);
+    // One dropped while it waits to be built: the DELETE answers at once, its builder finds it gone and builds nothing that stays.
+    assert.equal((await server.master.post('/1.1/indexes/Held', { name: 'gone', keys: { n: -1 } })).status, 201);
+    const goneIndex = await indexNameOf('Held', 'gone');
+    const dropped = await server.master.delete('/1.1/indexes/Held/gone');
+    assert.equal(dropped.status, 200);
+    assert.deepEqual(dropped.body, {});
     await holder.query('COMMIT');
     assert.deepEqual(await settled('Held'), { results: [{ name: 'byN', keys: { n: 1 }, unique: false, state: 'ready' }] });
+    await server.store.classIndexes.idle();
+    const { rows: left } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE ${goneIndex + '%'}`.execute(db());
+    assert.deepEqual(left, [{ n: 0 }]);
     assert.deepEqual(await catalogued('Held', 'byN'), [`${await indexNameOf('Held', 'byN')}`, `${await indexNameOf('Held', 'byN')}_s`]);
   } finally {
     await holder.end();
