@@ -263,3 +263,9 @@ test('the per-class default ACL (setting classDefaultACL) applies to creates bes
   // Readable by anyone, writable by no one but the master key.
   assert.equal((await server.client.put(`/1.1/classes/AclDefaults/${created.body.objectId}`, { state: 'x' })).status, 403);
 });
+
+test('a write touching a new field twice with two types keeps the first and refuses the other (no 500)', async () => {
+  const res = await server.client.post('/1.1/classes/Twice', { 'x.y.z': { __op: 'Increment' }, x: 5 });
+  assert.deepEqual([res.status, res.body], [400, mismatch('x', '{:type "Object"}', '{:type "Number"}')]);
+  assert.deepEqual((await server.master.get('/1.1/schemas/Twice')).body, { ...serverFields, x: { type: 'Object' } });
+});

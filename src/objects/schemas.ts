@@ -131,13 +131,14 @@ export class ClassSchemas {
   private async check(appId: string, className: string, writes: Array<[string, Written]>): Promise<void> {
     const builtIn = builtInFieldTypes[className];
     const entry = this.entry(appId, className);
-    let unknown: Array<{ name: string; type: FieldType }> | null = null;
+    // One type a field: a write touching it twice ("x" and "x.y") offers the first, and the other is checked against it.
+    let unknown: Map<string, { name: string; type: FieldType }> | null = null;
     for (const [name, written] of writes) {
-      if (written === null || builtIn?.has(name) || entry.known.has(name)) continue;
-      (unknown ??= []).push({ name, type: written.type });
+      if (written === null || builtIn?.has(name) || entry.known.has(name) || unknown?.has(name)) continue;
+      (unknown ??= new Map()).set(name, { name, type: written.type });
     }
     if (unknown !== null) {
-      const kept = await this.store.learn(appId, className, unknown);
+      const kept = await this.store.learn(appId, className, [...unknown.values()]);
       for (const [name, type] of kept) entry.known.set(name, type);
     }
     for (const [name, written] of writes) {
