@@ -40,6 +40,7 @@ import {
   type AppKeys,
   type LoadOptions,
   type ServerProcess,
+  profileArgs,
 } from './lib.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 32);
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
       if (database) stack.push(() => dropDatabase(database));
       const env = roostEnv(store);
       const keys = createRoostApp(env);
-      const server = await startRoost(`roost ${label}`, store);
+      const server = await startRoost(`roost ${label}`, store, profileArgs());
       stack.push(() => server.stop());
       const user = await seedUser(server, keys);
       log(`${label}: importing ${size} role-protected objects and ${publicSize} public ones`);
