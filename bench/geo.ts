@@ -39,6 +39,7 @@ import {
   type AppKeys,
   type LoadOptions,
   type ServerProcess,
+  declareIndex,
 } from './lib.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 32);
@@ -79,12 +80,7 @@ async function seed(target: Target, env: NodeJS.ProcessEnv, dir: string): Promis
   await writeExport(file);
   run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', target.keys.appId, '--class', className, file], { env, cwd: roostDir });
   rmSync(file);
-  const response = await fetch(`${target.server.url}/1.1/indexes/${className}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-lc-id': target.keys.appId, 'x-lc-key': `${target.keys.masterKey},master` },
-    body: JSON.stringify({ name: 'byGroup', keys: { group: 1 } }),
-  });
-  if (!response.ok) throw new Error(`index byGroup: ${response.status} ${await response.text()}`);
+  await declareIndex(target.server.url, target.keys, className, 'byGroup', { group: 1 });
 }
 
 type Kind = 'get' | 'where' | 'near' | 'nearest';

@@ -452,7 +452,7 @@ export async function startStores(name: string, dir: string, stack: Array<() => 
     if (database) stack.push(() => dropDatabase(database));
     const env = roostEnv(store);
     const keys = createRoostApp(env);
-    const server = await startRoost(`roost ${label}`, store);
+    const server = await startRoost(`roost ${label}`, store, profileArgs());
     stack.push(() => server.stop());
     started.push({ label, store, env, keys, server });
   }
@@ -490,4 +490,23 @@ export async function measureAgainstYardstick(
     const ratio = median(samples.get(scenario)!.map((rps, i) => rps / samples.get(yardstick)![i]));
     return { scenario, rps: median(samples.get(scenario)!), ratio, bad: bad.get(scenario)! };
   });
+}
+
+/**
+ * Declares an index through POST /1.1/indexes, as an operator would, and waits until it is built: builds
+ * run in the background, and a measurement (or an ANALYZE, which deadlocks with a concurrent build on
+ * PostgreSQL) must not start before.
+ */
+export async function declareIndex(url: string, keys: AppKeys, className: string, name: string, fields: Record<string, 1 | -1>): Promise<void> {
+  const headers = { 'content-type': 'application/json', 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` };
+  const response = await fetch(`${url}/1.1/indexes/${className}`, { method: 'POST', headers, body: JSON.stringify({ name, keys: fields }) });
+  if (!response.ok) throw new Error(`index ${name}: ${response.status} ${await response.text()}`);
+  for (;;) {
+    const listed = await fetch(`${url}/1.1/indexes/${className}`, { headers });
+    const { results } = (await listed.json()) as { results: Array<{ name: string; state: string }> };
+    const state = results.find((index) => index.name === name)?.state;
+    if (state === 'ready') return;
+    if (state !== 'building') throw new Error(`index ${name}: ${state}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }

@@ -24,6 +24,7 @@ import {
   cpuTime,
   createDatabase,
   createRoostApp,
+  declareIndex,
   dropDatabase,
   envNumber,
   fixed,
@@ -102,12 +103,7 @@ async function seed(target: { server: ServerProcess; keys: AppKeys; size: number
   run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', target.keys.appId, '--class', className, file], { env, cwd: roostDir });
   rmSync(file);
   for (const [name, keys] of [['byGroup', { group: 1 }], ['byScore', { score: 1 }]] as const) {
-    const response = await fetch(`${target.server.url}/1.1/indexes/${className}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-lc-id': target.keys.appId, 'x-lc-key': `${target.keys.masterKey},master` },
-      body: JSON.stringify({ name, keys }),
-    });
-    if (!response.ok) throw new Error(`index ${name}: ${response.status} ${await response.text()}`);
+    await declareIndex(target.server.url, target.keys, className, name, keys);
   }
 }
 

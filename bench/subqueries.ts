@@ -30,6 +30,7 @@ import {
   type AppKeys,
   type ServerProcess,
   type StoreScenario,
+  declareIndex,
 } from './lib.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 32);
@@ -59,23 +60,6 @@ async function importClass(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string, c
   rmSync(file);
 }
 
-async function declareIndex(server: ServerProcess, keys: AppKeys, className: string, name: string, fields: Record<string, 1>): Promise<void> {
-  const response = await fetch(`${server.url}/1.1/indexes/${className}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` },
-    body: JSON.stringify({ name, keys: fields }),
-  });
-  if (!response.ok) throw new Error(`index ${name}: ${response.status} ${await response.text()}`);
-  // Indexes build in the background: measure once they are ready, not a class read without them.
-  for (;;) {
-    const listed = await fetch(`${server.url}/1.1/indexes/${className}`, { headers: { 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` } });
-    const { results } = (await listed.json()) as { results: Array<{ name: string; state: string }> };
-    const state = results.find((index) => index.name === name)?.state;
-    if (state === 'ready') return;
-    if (state !== 'building') throw new Error(`index ${name}: ${state}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /** Posts in `categories` categories; each comment points at a post (7919 is prime to the size: one comment a post). */
 async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {
@@ -85,8 +69,8 @@ async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys
     post: { __type: 'Pointer', className: 'SqbPost', objectId: postId((i * 7919) % size) },
     n: i,
   }));
-  await declareIndex(server, keys, 'SqbPost', 'byCategory', { category: 1 });
-  await declareIndex(server, keys, 'SqbComment', 'byPost', { 'post.objectId': 1 });
+  await declareIndex(server.url, keys, 'SqbPost', 'byCategory', { category: 1 });
+  await declareIndex(server.url, keys, 'SqbComment', 'byPost', { 'post.objectId': 1 });
 }
 
 async function main(): Promise<void> {
