@@ -40,6 +40,8 @@ test('a page read from the subquery ids is the page of the plain condition', asy
     await insert('SrcComment', i, { ...(post === undefined ? {} : { post }), score: (i * 37) % 50 });
   }
   assert.ok(await store().classIndexes.create(appId, 'SrcComment', { name: 'byPost', keys: [{ path: ['post', 'objectId'], descending: false }], unique: false }));
+  // The build runs in the background; an ANALYZE while CREATE INDEX CONCURRENTLY waits deadlocks with it.
+  await store().classIndexes.idle();
   if (store().kind === 'postgres') await sql`ANALYZE objects`.execute(db);
 
   const inner = (where: unknown, extra: Record<string, unknown> = {}) => ({ post: { $inQuery: { className: 'SrcPost', where, ...extra } } });
