@@ -10,11 +10,11 @@
 // seeded with `roost import` (an export written to a temporary folder); the equality's index is declared
 // with POST /1.1/indexes. Points lie uniformly over about 200 × 200 km (around Shanghai), so a 2 km
 // circle holds about 30 of them.
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  importClass,
   analyzeDatabase,
   buildRoost,
   cleanup,
@@ -30,7 +30,6 @@ import {
   percent,
   quiesce,
   recordSection,
-  roostDir,
   roostEnv,
   run,
   startRoost,
@@ -62,24 +61,12 @@ interface Target {
 const objectIdOf = (n: number) => n.toString(16).padStart(24, '0');
 const between = (low: number, high: number) => low + Math.random() * (high - low);
 
-async function writeExport(path: string): Promise<void> {
-  const out = createWriteStream(path);
-  const t0 = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < size; i++) {
-    const created = new Date(t0 + i * 1000).toISOString();
-    const location = { __type: 'GeoPoint', latitude: between(region.south, region.north), longitude: between(region.west, region.east) };
-    const row = { objectId: objectIdOf(i), title: `place ${i}`, group: i % groups, location, createdAt: created, updatedAt: created };
-    if (!out.write(JSON.stringify(row) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-}
 
 async function seed(target: Target, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  await writeExport(file);
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', target.keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
+  await importClass(env, target.keys, dir, className, size, (i) => {
+    const location = { __type: 'GeoPoint', latitude: between(region.south, region.north), longitude: between(region.west, region.east) };
+    return { objectId: objectIdOf(i), title: `place ${i}`, group: i % groups, location };
+  });
   await declareIndex(target.server.url, target.keys, className, 'byGroup', { group: 1 });
 }
 

@@ -1,7 +1,8 @@
 // Shared helpers of the benchmarks: processes under test, databases, autocannon runs, tables.
 // Every server under test runs in its own process; autocannon runs in this one.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { once } from 'node:events';
 import { cpus, totalmem, release, type } from 'node:os';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -149,6 +150,31 @@ export interface AppKeys {
 export function createRoostApp(env: NodeJS.ProcessEnv, name = 'bench'): AppKeys {
   const out = run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'app', 'create', '--name', name], { env, cwd: roostDir });
   return JSON.parse(out) as AppKeys;
+}
+
+/**
+ * Imports `count` objects made by `row` into `className` with `roost import`, as a migrated app's export
+ * would arrive: JSON lines, created one second apart from 2023-01-01 (a row may set its own dates).
+ */
+export async function importClass(
+  env: NodeJS.ProcessEnv,
+  keys: AppKeys,
+  dir: string,
+  className: string,
+  count: number,
+  row: (n: number) => object,
+): Promise<void> {
+  const file = join(dir, `${className}-${count}.jsonl`);
+  const out = createWriteStream(file);
+  const t0 = Date.UTC(2023, 0, 1);
+  for (let n = 0; n < count; n++) {
+    const at = new Date(t0 + n * 1000).toISOString();
+    if (!out.write(JSON.stringify({ createdAt: at, updatedAt: at, ...row(n) }) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
+  rmSync(file);
 }
 
 /** Starts the built Roost (dist/main.js) on a fresh port. Pass NODE_ARGS-like extras in `nodeArgs`. */

@@ -12,11 +12,11 @@
 // BENCH_STORES=sqlite or postgres runs one store only, BENCH_ONLY=get, where or range runs only those
 // scenarios (and the yardstick). Classes are seeded with `roost import` (an export written to a temporary
 // folder) and get their indexes through POST /1.1/indexes, as an operator would.
-import { createWriteStream, mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  importClass,
   analyzeDatabase,
   benchDir,
   buildRoost,
@@ -37,7 +37,6 @@ import {
   postgresCpuSince,
   quiesce,
   recordSection,
-  roostDir,
   roostEnv,
   run,
   startBare,
@@ -74,34 +73,17 @@ function objectIdOf(n: number): string {
   return n.toString(16).padStart(24, '0');
 }
 
-/** Writes `BenchItem.jsonl` of `size` objects (ids objectIdOf(0..size-1)), public read and write. */
-async function writeExport(path: string, size: number): Promise<void> {
-  const out = createWriteStream(path);
-  const t0 = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < size; i++) {
-    const created = new Date(t0 + i * 1000).toISOString();
-    const row = {
-      objectId: objectIdOf(i),
-      title: `item ${i}`,
-      group: i % groups,
-      score: (i * 7919) % scoreRange,
-      tags: ['bench', `g${i % groups}`],
-      owner: 'bench',
-      createdAt: created,
-      updatedAt: created,
-    };
-    if (!out.write(JSON.stringify(row) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-}
 
 /** Imports the class and declares the two indexes the queries use (group; score), then waits for them. */
 async function seed(target: { server: ServerProcess; keys: AppKeys; size: number }, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
-  const file = join(dir, `${className}-${target.size}.jsonl`);
-  await writeExport(file, target.size);
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', target.keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
+  await importClass(env, target.keys, dir, className, target.size, (i) => ({
+    objectId: objectIdOf(i),
+    title: `item ${i}`,
+    group: i % groups,
+    score: (i * 7919) % scoreRange,
+    tags: ['bench', `g${i % groups}`],
+    owner: 'bench',
+  }));
   for (const [name, keys] of [['byGroup', { group: 1 }], ['byScore', { score: 1 }]] as const) {
     await declareIndex(target.server.url, target.keys, className, name, keys);
   }

@@ -9,12 +9,12 @@
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8),
 // BENCH_MEMBERS relation size (100000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   analyzeDatabase,
+  importClass,
   buildRoost,
   cleanup,
   createDatabase,
@@ -28,7 +28,6 @@ import {
   median,
   percent,
   recordSection,
-  roostDir,
   roostEnv,
   run,
   startRoost,
@@ -55,19 +54,6 @@ const postId = (n: number) => `b0${n.toString(16).padStart(22, '0')}`;
 const ownerId = (n: number) => `c0${n.toString(16).padStart(22, '0')}`;
 const isMember = (n: number) => n % 5 !== 4;
 
-async function importClass(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string, className: string, count: number, row: (n: number) => object): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  const out = createWriteStream(file);
-  const t0 = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < count; i++) {
-    const at = new Date(t0 + i * 1000).toISOString();
-    if (!out.write(JSON.stringify({ ...row(i), createdAt: at, updatedAt: at }) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
-}
 
 /** The posts and owners imported; the big relation written as clients write it, 1,000 pointers a request. */
 async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {

@@ -12,12 +12,12 @@
 // app without roles (with BENCH_ROOST_DIR naming a build from before roles, the same two side by side).
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
 // BENCH_OBJECTS objects in the protected class (20000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   analyzeDatabase,
+  importClass,
   buildRoost,
   cleanup,
   createDatabase,
@@ -31,7 +31,6 @@ import {
   median,
   percent,
   recordSection,
-  roostDir,
   roostEnv,
   run,
   startRoost,
@@ -57,19 +56,6 @@ const t0 = Date.UTC(2023, 0, 1);
 const docId = (n: number) => 'd' + n.toString(16).padStart(23, '0');
 const publicId = (n: number) => 'p' + n.toString(16).padStart(23, '0');
 
-/** Writes and imports a class of `count` objects made by `row`, one second apart. */
-async function importClass(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string, className: string, count: number, row: (i: number) => object): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  const out = createWriteStream(file);
-  for (let i = 0; i < count; i++) {
-    const at = new Date(t0 + i * 1000).toISOString();
-    if (!out.write(JSON.stringify({ ...row(i), createdAt: at, updatedAt: at }) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
-}
 
 async function call(server: ServerProcess, headers: Record<string, string>, method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(server.url + path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -8,11 +8,11 @@
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8),
 // BENCH_OBJECTS class size (200000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  importClass,
   analyzeDatabase,
   buildRoost,
   cleanup,
@@ -23,7 +23,6 @@ import {
   measureAgainstYardstick,
   percent,
   recordSection,
-  roostDir,
   run,
   startStores,
   table,
@@ -46,18 +45,7 @@ function objectIdOf(n: number): string {
 }
 
 async function seed(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  const out = createWriteStream(file);
-  const t0 = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < size; i++) {
-    const at = new Date(t0 + i * 1000).toISOString();
-    const row = { objectId: objectIdOf(i), title: `item ${i}`, n: i, tags: ['bench'], createdAt: at, updatedAt: at };
-    if (!out.write(JSON.stringify(row) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
+  await importClass(env, keys, dir, className, size, (i) => ({ objectId: objectIdOf(i), title: `item ${i}`, n: i, tags: ['bench'] }));
 }
 
 /** The cursors of the pages at the start (none), the middle and the end, found by walking the scan in pages of 1,000. */

@@ -8,11 +8,11 @@
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8),
 // BENCH_OBJECTS class size (10000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  importClass,
   buildRoost,
   cleanup,
   envNumber,
@@ -41,15 +41,9 @@ const objectIdOf = (n: number) => `typed${n.toString(16).padStart(19, '0')}`;
 const fields = (n: number) => ({ title: `item ${n}`, n, done: n % 2 === 0, tags: ['bench'], at: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' } });
 
 async function seed(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  const out = createWriteStream(file);
-  for (let i = 0; i < size; i++) if (!out.write(JSON.stringify({ objectId: objectIdOf(i), ...fields(i) }) + '\n')) await once(out, 'drain');
-  out.end();
-  await once(out, 'finish');
   // The import teaches the class its types, as it does a migrated app's.
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
+  await importClass(env, keys, dir, className, size, (i) => ({ objectId: objectIdOf(i), ...fields(i) }));
   run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'schema', 'set', '--app', keys.appId, 'Defaulted', '{"state": {"default": "new"}, "n": {"type": "Number"}}'], { env, cwd: roostDir });
-  rmSync(file);
 }
 
 async function main(): Promise<void> {

@@ -8,12 +8,12 @@
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
 // BENCH_OBJECTS objects per class (100000), BENCH_STORES=sqlite or postgres, BENCH_PG_URL (admin URL).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   analyzeDatabase,
+  importClass,
   buildRoost,
   cleanup,
   envNumber,
@@ -23,7 +23,6 @@ import {
   measureAgainstYardstick,
   percent,
   recordSection,
-  roostDir,
   run,
   startStores,
   table,
@@ -45,26 +44,12 @@ const record = process.argv.includes('--record');
 const postId = (n: number) => 'a' + n.toString(16).padStart(23, '0');
 const commentId = (n: number) => 'c' + n.toString(16).padStart(23, '0');
 
-/** Writes and imports a class of `size` objects made by `row`, one second apart. */
-async function importClass(env: NodeJS.ProcessEnv, keys: AppKeys, dir: string, className: string, row: (i: number) => object): Promise<void> {
-  const file = join(dir, `${className}.jsonl`);
-  const out = createWriteStream(file);
-  const t0 = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < size; i++) {
-    const at = new Date(t0 + i * 1000).toISOString();
-    if (!out.write(JSON.stringify({ ...row(i), createdAt: at, updatedAt: at }) + '\n')) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  run(process.execPath, [join(roostDir, 'bin', 'roost.js'), 'import', '--app', keys.appId, '--class', className, file], { env, cwd: roostDir });
-  rmSync(file);
-}
 
 
 /** Posts in `categories` categories; each comment points at a post (7919 is prime to the size: one comment a post). */
 async function seed(server: ServerProcess, env: NodeJS.ProcessEnv, keys: AppKeys, dir: string): Promise<void> {
-  await importClass(env, keys, dir, 'SqbPost', (i) => ({ objectId: postId(i), category: i % categories, n: i }));
-  await importClass(env, keys, dir, 'SqbComment', (i) => ({
+  await importClass(env, keys, dir, 'SqbPost', size, (i) => ({ objectId: postId(i), category: i % categories, n: i }));
+  await importClass(env, keys, dir, 'SqbComment', size, (i) => ({
     objectId: commentId(i),
     post: { __type: 'Pointer', className: 'SqbPost', objectId: postId((i * 7919) % size) },
     n: i,

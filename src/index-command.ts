@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
-import { ApiError } from './lib/errors.ts';
-import { openStoreAtStart } from './startup.ts';
+import { withAppStore } from './app-store-command.ts';
 import { ClassIndexes } from './objects/class-indexes.ts';
 
 export const indexUsage = `index create --app APPID CLASS NAME KEYS [--unique]
@@ -36,12 +35,7 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       usage(`KEYS is JSON, as '{"score": -1}'`);
     }
   }
-  const store = await openStoreAtStart(config);
-  try {
-    if (!(await store.getApp(appId))) {
-      process.stderr.write(`roost: no application with id ${appId}\n`);
-      return 1;
-    }
+  return withAppStore(config, appId, async (store) => {
     const indexes = new ClassIndexes({ store: store.classIndexes });
     if (sub === 'list') {
       process.stdout.write(JSON.stringify(await indexes.list(appId, className), null, 2) + '\n');
@@ -66,13 +60,7 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       return 1;
     }
     return 0;
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    process.stderr.write(`roost: ${error.message} (code ${error.code})\n`);
-    return 1;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function reportProgress(indexes: ClassIndexes, appId: string, className: string, name: string): Promise<void> {

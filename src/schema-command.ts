@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
-import { ApiError, fail } from './lib/errors.ts';
+import { fail } from './lib/errors.ts';
 import { ClassSchemas } from './objects/schemas.ts';
-import { openStoreAtStart } from './startup.ts';
+import { withAppStore } from './app-store-command.ts';
 
 export const schemaUsage = `schema show --app APPID [CLASS]         the class schemas (field types, defaults), as GET /1.1/schemas[/CLASS]
   schema set --app APPID CLASS CHANGES    declare field types and defaults, as PUT /1.1/schemas/CLASS; CHANGES as
@@ -39,12 +39,7 @@ export async function schemaCommand(args: string[], config: Config, usage: (mess
   } else {
     usage(`unknown schema command "${sub ?? ''}"`);
   }
-  const store = await openStoreAtStart(config);
-  try {
-    if (!(await store.getApp(appId))) {
-      process.stderr.write(`roost: no application with id ${appId}\n`);
-      return 1;
-    }
+  return withAppStore(config, appId, async (store) => {
     const schemas = new ClassSchemas({
       store: store.schemas,
       now: () => Date.now(),
@@ -58,11 +53,5 @@ export async function schemaCommand(args: string[], config: Config, usage: (mess
     else shown = (await schemas.describe(appId, className)) ?? fail('objectNotFound');
     process.stdout.write(JSON.stringify(shown, null, 2) + '\n');
     return 0;
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    process.stderr.write(`roost: ${error.message} (code ${error.code})\n`);
-    return 1;
-  } finally {
-    await store.close();
-  }
+  });
 }
