@@ -13,6 +13,8 @@ export interface Config {
   /** Where SMS codes are written for apps without an SMS webhook. */
   smsOutboxDir: string;
   publicUrl: string;
+  /** The ws(s):// address GET /v1/route sends LeanCloud SDK devices to; null: the request's own host. */
+  pushConnectionUrl: string | null;
   /** Keys token digests and encrypted copies; must be the same on every node. */
   secret: string;
   bodyLimitBytes: number;
@@ -86,6 +88,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (publicUrl && !/^https?:\/\/[^/?#]+/.test(publicUrl)) {
     throw new ConfigError('PUBLIC_URL must be an http:// or https:// address, as users\' browsers reach Roost');
   }
+  const pushConnectionUrl = text(env, 'PUSH_CONNECTION_URL');
+  if (pushConnectionUrl && !/^wss?:\/\/[^/?#]+/.test(pushConnectionUrl)) {
+    throw new ConfigError('PUSH_CONNECTION_URL must be a ws:// or wss:// address, as devices reach Roost\'s push connection');
+  }
   return {
     host,
     port,
@@ -97,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboxDir: text(env, 'OUTBOX_DIR') ?? join(dataDir, 'outbox'),
     smsOutboxDir: text(env, 'SMS_OUTBOX_DIR') ?? join(dataDir, 'sms-outbox'),
     publicUrl: (publicUrl ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    pushConnectionUrl,
     metricsToken: text(env, 'METRICS_TOKEN'),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',

@@ -37,6 +37,7 @@ import { registerVendorCallbackRoutes } from './http/routes/vendor-callbacks.ts'
 import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerPushChannel } from './http/routes/push-channel.ts';
+import { registerPushConnection } from './http/routes/push-connection.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { MailLinks } from './accounts/mail-links.ts';
 import { EmailVerification } from './accounts/email-verification.ts';
@@ -250,7 +251,13 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   await registerEmailPages(app, { verification, reset, registry });
-  registerPushChannel(app, { hub: push.hub });
+  registerPushChannel(app, { channel: push.ownChannel });
+  // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
+  registerPushConnection(app, {
+    protocol: push.lcConnection,
+    appExists: async (appId) => (await registry.get(appId)) !== null,
+    url: config.pushConnectionUrl,
+  });
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
   // Builds of declared indexes that a process stopped during (this one before a restart) start again.

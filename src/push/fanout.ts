@@ -174,6 +174,7 @@ export class FanoutWorker {
         createdAt: job.createdAt,
         expiresAt: job.expiresAt,
         data: job.content.data,
+        ...(job.content.channel !== undefined && { channel: job.content.channel }),
         installationIds: work.channel,
       });
       this.metrics.pushSent('channel', 'published', work.channel.length);

@@ -145,6 +145,11 @@ export class InstallationService {
     return found[0] ?? null;
   }
 
+  /** Whether the application has an installation with this installationId (a push-connection login). */
+  async exists(appId: string, installationId: string): Promise<boolean> {
+    return (await this.findByInstallationId(appId, installationId)) !== null;
+  }
+
   /** Creates the installation, or updates the one that already has this installationId. */
   async save(caller: Caller & { app: AppRecord }, body: WriteBody): Promise<{ created: boolean; object: StoredObject }> {
     checkInstallationOperations(body.operations);

@@ -163,7 +163,7 @@ export function parsePushRequest(body: unknown, context: PushRequestContext): Ne
     expiresAt,
     status: pushTime > now ? 'scheduled' : 'in-queue',
     selector: { op: 'and', items: selection },
-    content: hms === undefined ? { data } : { data, hms },
+    content: { data, ...(hms !== undefined && { hms }), ...(channels !== null && channels.length > 0 && { channel: channels[0] }) },
     request,
     reqId: typeof body.req_id === 'string' ? body.req_id : null,
     dedupeMs: limits.dedupeMs,

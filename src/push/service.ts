@@ -4,6 +4,8 @@ import { ApiError } from '../lib/errors.ts';
 import type { ObjectService } from '../objects/service.ts';
 import type { Store } from '../storage/store.ts';
 import { ChannelHub } from './channel/hub.ts';
+import { OwnChannelProtocol } from './channel/own-protocol.ts';
+import { LcPushProtocol } from './connection/protocol.ts';
 import { LocalRelay, RedisRelay, type Relay } from './channel/relay.ts';
 import { FanoutWorker } from './fanout.ts';
 import { InstallationService } from './installations.ts';
@@ -20,6 +22,8 @@ export interface PushServiceOptions {
   objects: ObjectService;
   /** The app key of an application, for own-channel logins (null when unknown). */
   appKey: (appId: string) => Promise<string | null>;
+  /** How long a LeanCloud push-connection login naming an unsaved installation waits for it. */
+  installationGraceMs?: number;
   /** With a Redis URL, own-channel messages reach devices held by other nodes. */
   redisUrl: string | null;
   redisChannel?: string;
@@ -34,6 +38,9 @@ export interface PushServiceOptions {
 /** Push as the HTTP layer and main.ts see it: requests, records, the fan-out worker and the own channel. */
 export class PushService {
   readonly hub: ChannelHub;
+  /** Roost's own channel (docs/push-channel.md) and LeanCloud's push connection (docs/push-connection.md), on one hub. */
+  readonly ownChannel: OwnChannelProtocol;
+  readonly lcConnection: LcPushProtocol;
   readonly worker: FanoutWorker;
   readonly installations: InstallationService;
   readonly schedule: PushSchedule;
@@ -48,7 +55,15 @@ export class PushService {
     this.logger = options.logger;
     this.installations = new InstallationService({ objects: options.objects, store: options.store });
     this.schedule = new PushSchedule({ store: options.store.pushSchedule, clock: options.clock });
-    this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger, appKey: options.appKey });
+    this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger });
+    this.ownChannel = new OwnChannelProtocol({ hub: this.hub, clock: options.clock, appKey: options.appKey });
+    this.lcConnection = new LcPushProtocol({
+      hub: this.hub,
+      logger: options.logger,
+      appExists: async (appId) => (await options.appKey(appId)) !== null,
+      installationExists: (appId, installationId) => this.installations.exists(appId, installationId),
+      installationGraceMs: options.installationGraceMs,
+    });
     this.relay = options.redisUrl
       ? new RedisRelay({ url: options.redisUrl, hub: this.hub, logger: options.logger, channel: options.redisChannel })
       : new LocalRelay({ hub: this.hub });

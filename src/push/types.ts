@@ -13,6 +13,8 @@ export interface PushContent {
   data: JsonObject;
   /** The request's HMS-specific object, passed through to that maker (SPEC §4.3 rule 9). */
   hms?: Json;
+  /** The first of the request's channels: LeanCloud's push connection names it to the device (`_channel`). */
+  channel?: string;
 }
 
 /** A validated push request, ready to be stored as a `_Notification` record and a fan-out job. */
@@ -120,4 +122,6 @@ export interface MailboxMessage {
   id: string;
   data: JsonObject;
   createdAt: number;
+  expiresAt: number | null;
+  channel?: string;
 }

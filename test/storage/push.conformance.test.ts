@@ -413,14 +413,14 @@ test('mailbox and ack: a device’s live messages oldest first; acknowledged onc
   const [device, neighbour] = await installations(appId, 2);
   const id = device.data.installationId as string;
   const older = newPush(appId, t, { content: { data: { alert: 'older' } } });
-  const newer = newPush(appId, t + 10, { content: { data: { alert: 'newer' } } });
+  const newer = newPush(appId, t + 10, { content: { data: { alert: 'newer' }, channel: 'news' } });
   const expiring = newPush(appId, t + 20, { expiresAt: t + 100 });
   for (const p of [newer, older, expiring]) await push().createPush(p);
   const works = await claimAndFill(t + 30);
   assert.deepEqual(await push().mailbox(appId, id, t + 30, 10), [
-    { id: older.objectId, data: { alert: 'older' }, createdAt: t },
-    { id: newer.objectId, data: { alert: 'newer' }, createdAt: t + 10 },
-    { id: expiring.objectId, data: expiring.content.data, createdAt: t + 20 },
+    { id: older.objectId, data: { alert: 'older' }, createdAt: t, expiresAt: null },
+    { id: newer.objectId, data: { alert: 'newer' }, createdAt: t + 10, expiresAt: null, channel: 'news' },
+    { id: expiring.objectId, data: expiring.content.data, createdAt: t + 20, expiresAt: t + 100 },
   ]);
   assert.deepEqual((await push().mailbox(appId, id, t + 30, 1)).map((m) => m.id), [older.objectId]);
   assert.deepEqual((await push().mailbox(appId, id, t + 100, 10)).map((m) => m.id), [older.objectId, newer.objectId], 'expired at expiresAt');

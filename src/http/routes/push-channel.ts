@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { ChannelHub } from '../../push/channel/hub.ts';
+import type { OwnChannelProtocol } from '../../push/channel/own-protocol.ts';
+import { onUpgrade } from '../websocket.ts';
 
 export const channelPath = '/1.1/push/channel';
 const heartbeatMs = 30_000;
@@ -8,21 +9,16 @@ const maxFrameBytes = 64 * 1024;
 
 /**
  * Roost's own push channel: a WebSocket at /1.1/push/channel (protocol in docs/push-channel.md).
- * This file only adapts `ws` sockets to the hub; logins, mailboxes and acks live in the hub.
+ * This file only adapts `ws` sockets to the protocol; logins, mailboxes and acks live in the hub.
  */
-export function registerPushChannel(app: FastifyInstance, options: { hub: ChannelHub }): void {
+export function registerPushChannel(app: FastifyInstance, options: { channel: OwnChannelProtocol }): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false });
   const alive = new WeakSet<WebSocket>();
 
-  app.server.on('upgrade', (request, socket, head) => {
-    const path = (request.url ?? '').split('?')[0].replace(/\/+$/, '');
-    if (path !== channelPath) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-      return;
-    }
+  onUpgrade(app, channelPath, (request, socket, head) => {
     wss.handleUpgrade(request, socket, head, (ws) => {
       alive.add(ws);
-      const connection = options.hub.connect({
+      const connection = options.channel.connect({
         send: (text) => {
           if (ws.readyState === ws.OPEN) ws.send(text);
         },

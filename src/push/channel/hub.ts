@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.ts';
-import { isoDate } from '../../lib/clock.ts';
-import { md5Hex, safeEqual } from '../../lib/crypto.ts';
-import { catalogue } from '../../lib/errors.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
-import { isAppId } from '../../apps/keys.ts';
-import { isInstallationId } from '../installations.ts';
 import type { AckEntry, PushStore } from '../../storage/push-store.ts';
 
-/** What the hub needs of a WebSocket; the HTTP layer adapts the real one. */
-export interface DeviceSocket {
-  send(text: string): void;
-  close(code: number, reason: string): void;
+/** One message for one device, as the hub hands it to a protocol to write. */
+export interface ChannelMessage {
+  id: string;
+  data: JsonObject;
+  createdAt: number;
+  expiresAt: number | null;
+  /** The first channel the push named, when it named any. */
+  channel?: string;
 }
 
 /** One message for many devices, as the fan-out publishes it (and Redis carries it between nodes). */
@@ -21,20 +20,34 @@ export interface ChannelBatch {
   notificationId: string;
   createdAt: number;
   expiresAt: number | null;
+  channel?: string;
   data: JsonObject;
   installationIds: string[];
 }
 
-/** Close codes of the channel (docs/push-channel.md). */
+/** How one protocol writes a message: a batch is encoded once per protocol, not once per device. */
+export interface Wire {
+  push(message: ChannelMessage): string | Uint8Array;
+}
+
+/** What the hub needs of a connection; each protocol adapts its WebSocket. */
+export interface DeviceSocket {
+  readonly wire: Wire;
+  send(frame: string | Uint8Array): void;
+  close(code: number, reason: string): void;
+}
+
+/** Close codes the hub itself uses (docs/push-channel.md). */
 export const closeCodes = { loginFailed: 4001, replaced: 4002, shuttingDown: 1001 } as const;
 
-const signatureWindowMs = 15 * 60 * 1000;
+/** Messages sent to a device at a login, at most: older waiting ones are dropped (docs/push-channel.md). */
+export const mailboxLimit = 1000;
 const loginTimeoutMs = 30_000;
-const mailboxBatch = 1000;
 const maxSeen = 2000;
 
-interface Session {
-  socket: DeviceSocket;
+/** A connection as the hub tracks it; protocols read who is logged in from it. */
+export interface DeviceSession {
+  readonly socket: DeviceSocket;
   key: string | null;
   appId: string | null;
   installationId: string | null;
@@ -44,47 +57,26 @@ interface Session {
   timer: NodeJS.Timeout | null;
 }
 
-export interface Connection {
-  receive(text: string): void;
-  closed(): void;
-}
-
-/** Checks a login `sign`: md5hex(timestamp + appKey),timestamp — X-LC-Sign made with the app key. */
-export function checkLoginSign(sign: unknown, appKey: string, now: number): boolean {
-  if (typeof sign !== 'string') return false;
-  const [digest, timestamp, ...rest] = sign.split(',');
-  if (rest.length > 0 || !digest || !timestamp || !/^\d{1,16}$/.test(timestamp)) return false;
-  if (Math.abs(now - Number(timestamp)) > signatureWindowMs) return false;
-  return safeEqual(md5Hex(timestamp + appKey), digest.toLowerCase());
-}
-
 /**
- * The devices connected to this node: logs them in, sends what waits in their mailbox, delivers
+ * The devices connected to this node, whatever protocol they speak (Roost's own channel, LeanCloud's
+ * push connection): binds them to their installation, sends what waits in their mailbox, delivers
  * relayed batches to the ones it holds, and batches their acknowledgements into the store.
  */
 export class ChannelHub {
   private readonly store: PushStore;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly appKey: (appId: string) => Promise<string | null>;
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, DeviceSession>();
   private acks: AckEntry[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private readonly flushTimer: NodeJS.Timeout;
   private closing = false;
   delivered = 0;
 
-  constructor(options: {
-    store: PushStore;
-    clock: Clock;
-    logger: Logger;
-    appKey: (appId: string) => Promise<string | null>;
-    ackFlushMs?: number;
-  }) {
+  constructor(options: { store: PushStore; clock: Clock; logger: Logger; ackFlushMs?: number }) {
     this.store = options.store;
     this.clock = options.clock;
     this.logger = options.logger;
-    this.appKey = options.appKey;
     this.flushTimer = setInterval(() => void this.flushAcks(), options.ackFlushMs ?? 200);
     this.flushTimer.unref();
   }
@@ -93,73 +85,33 @@ export class ChannelHub {
     return this.sessions.size;
   }
 
-  connect(socket: DeviceSocket): Connection {
-    const session: Session = {
-      socket,
-      key: null,
-      appId: null,
-      installationId: null,
-      seen: new Set(),
-      busy: Promise.resolve(),
-      timer: null,
-    };
+  /** A new connection; `onLoginTimeout` closes it in its protocol's words when it has not logged in in time. */
+  open(socket: DeviceSocket, onLoginTimeout: () => void): DeviceSession {
+    const session: DeviceSession = { socket, key: null, appId: null, installationId: null, seen: new Set(), busy: Promise.resolve(), timer: null };
     session.timer = setTimeout(() => {
-      if (session.key === null) this.fail(session, 'unauthorized', 'Log in within 30 seconds.', true);
+      if (session.key === null) onLoginTimeout();
     }, loginTimeoutMs);
     session.timer.unref();
-    return {
-      // Frames of one device are handled in order: a push after login waits for the login.
-      receive: (text) => {
-        session.busy = session.busy.then(() => this.handle(session, text)).catch((error) => {
-          this.logger.error({ err: error }, 'push channel: frame failed');
-        });
-      },
-      closed: () => {
-        if (session.timer) clearTimeout(session.timer);
-        if (session.key !== null && this.sessions.get(session.key) === session) this.sessions.delete(session.key);
-      },
-    };
+    return session;
   }
 
-  private fail(session: Session, kind: keyof typeof catalogue, error: string, close: boolean): void {
-    session.socket.send(JSON.stringify({ op: 'error', code: catalogue[kind].code, error }));
-    if (close) session.socket.close(closeCodes.loginFailed, error.slice(0, 120));
+  /** Runs a device's frames one after another: a push after login waits for the login. */
+  run(session: DeviceSession, task: () => Promise<void> | void): void {
+    session.busy = session.busy.then(task).catch((error) => {
+      this.logger.error({ err: error }, 'push channel: frame failed');
+    });
   }
 
-  private async handle(session: Session, text: string): Promise<void> {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(text);
-    } catch {
-      return this.fail(session, 'invalidJson', 'Frames are JSON objects.', false);
-    }
-    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
-      return this.fail(session, 'invalidJson', 'Frames are JSON objects.', false);
-    }
-    const f = frame as Record<string, unknown>;
-    switch (f.op) {
-      case 'login':
-        return this.login(session, f);
-      case 'ack':
-        return this.ack(session, f.ids);
-      case 'ping':
-        session.socket.send('{"op":"pong"}');
-        return;
-      default:
-        return this.fail(session, 'invalidJson', `Unknown op ${JSON.stringify(f.op)}.`, false);
-    }
+  closed(session: DeviceSession): void {
+    if (session.timer) clearTimeout(session.timer);
+    if (session.key !== null && this.sessions.get(session.key) === session) this.sessions.delete(session.key);
   }
 
-  private async login(session: Session, f: Record<string, unknown>): Promise<void> {
-    if (session.key !== null) return this.fail(session, 'invalidJson', 'Already logged in.', false);
-    const { appId, installationId, sign } = f;
-    if (!isAppId(appId) || !isInstallationId(installationId)) {
-      return this.fail(session, 'missingRequired', 'login needs appId, installationId and sign.', true);
-    }
-    const appKey = await this.appKey(appId);
-    if (appKey === null || !checkLoginSign(sign, appKey, this.clock.now())) {
-      return this.fail(session, 'unauthorized', 'Unauthorized: unknown appId or bad sign.', true);
-    }
+  /**
+   * Binds a connection to one device (a later login of the same device on this node replaces it),
+   * lets the protocol confirm the login, then sends what waits in the device's mailbox.
+   */
+  async bind(session: DeviceSession, appId: string, installationId: string, confirm: () => void): Promise<void> {
     if (this.closing) return;
     if (session.timer) clearTimeout(session.timer);
     const key = `${appId}\0${installationId}`;
@@ -170,14 +122,12 @@ export class ChannelHub {
     }
     Object.assign(session, { key, appId, installationId });
     this.sessions.set(key, session);
-    session.socket.send('{"op":"loggedin"}');
-    const waiting = await this.store.mailbox(appId, installationId, this.clock.now(), mailboxBatch);
-    for (const message of waiting) {
-      this.sendOnce(session, message.id, JSON.stringify({ op: 'push', id: message.id, data: message.data, createdAt: isoDate(message.createdAt) }));
-    }
+    confirm();
+    const waiting = await this.store.mailbox(appId, installationId, this.clock.now(), mailboxLimit);
+    for (const message of waiting) this.sendOnce(session, message.id, session.socket.wire.push(message));
   }
 
-  private sendOnce(session: Session, id: string, frame: string): boolean {
+  private sendOnce(session: DeviceSession, id: string, frame: string | Uint8Array): boolean {
     if (session.seen.has(id)) return false;
     if (session.seen.size >= maxSeen) session.seen.delete(session.seen.values().next().value as string);
     session.seen.add(id);
@@ -186,16 +136,12 @@ export class ChannelHub {
     return true;
   }
 
-  private ack(session: Session, ids: unknown): void {
-    if (session.appId === null || session.installationId === null) {
-      return this.fail(session, 'unauthorized', 'Log in first.', false);
-    }
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-      return this.fail(session, 'invalidJson', 'ack needs "ids": an array of message ids.', false);
-    }
+  /** Buffers a logged-in device's acknowledgements for the next flush. */
+  ack(session: DeviceSession, ids: string[]): void {
+    if (session.appId === null || session.installationId === null) return;
     // An id no push could have (a NUL byte, say) acknowledges nothing; written with the others it
     // failed the whole batched write, and every device's acks of that flush with it.
-    for (const id of (ids as string[]).filter(isPlausibleId)) {
+    for (const id of ids.filter(isPlausibleId)) {
       this.acks.push({ appId: session.appId, installationId: session.installationId, notificationId: id });
     }
     if (this.acks.length >= 1000) void this.flushAcks();
@@ -204,11 +150,22 @@ export class ChannelHub {
   /** Delivers a batch to the devices of it that this node holds; returns how many got it. */
   deliver(batch: ChannelBatch): number {
     if (batch.expiresAt !== null && batch.expiresAt <= this.clock.now()) return 0;
-    const frame = JSON.stringify({ op: 'push', id: batch.notificationId, data: batch.data, createdAt: isoDate(batch.createdAt) });
+    const message: ChannelMessage = {
+      id: batch.notificationId,
+      data: batch.data,
+      createdAt: batch.createdAt,
+      expiresAt: batch.expiresAt,
+      channel: batch.channel,
+    };
+    const frames = new Map<Wire, string | Uint8Array>();
     let count = 0;
     for (const installationId of batch.installationIds) {
       const session = this.sessions.get(`${batch.appId}\0${installationId}`);
-      if (session && this.sendOnce(session, batch.notificationId, frame)) count++;
+      if (!session) continue;
+      const { wire } = session.socket;
+      let frame = frames.get(wire);
+      if (frame === undefined) frames.set(wire, (frame = wire.push(message)));
+      if (this.sendOnce(session, batch.notificationId, frame)) count++;
     }
     return count;
   }

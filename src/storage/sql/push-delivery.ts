@@ -58,17 +58,23 @@ export class SqlPushDelivery {
   }
 
   async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
-    const { rows } = await sql<{ notification_id: string; content: string; created_at: number | string }>`
-      SELECT m.notification_id, n.content, n.created_at FROM push_mailbox m
+    const { rows } = await sql<{ notification_id: string; content: string; created_at: number | string; expires_at: number | string | null }>`
+      SELECT m.notification_id, n.content, n.created_at, m.expires_at FROM push_mailbox m
       JOIN push_notifications n ON n.app_id = m.app_id AND n.id = m.notification_id
       WHERE m.app_id = ${appId} AND m.installation_id = ${installationId} AND m.acked_at IS NULL
       AND (m.expires_at IS NULL OR m.expires_at > ${now})
       ORDER BY m.created_at, m.notification_id LIMIT ${limit}`.execute(this.db);
-    return rows.map((r) => ({
-      id: r.notification_id,
-      data: (JSON.parse(r.content) as PushContent).data,
-      createdAt: Number(r.created_at),
-    }));
+    return rows.map((r) => {
+      const content = JSON.parse(r.content) as PushContent;
+      const message: MailboxMessage = {
+        id: r.notification_id,
+        data: content.data,
+        createdAt: Number(r.created_at),
+        expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+      };
+      if (content.channel !== undefined) message.channel = content.channel;
+      return message;
+    });
   }
 
   async ack(entries: AckEntry[], now: number): Promise<number> {
