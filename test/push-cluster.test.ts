@@ -1,7 +1,8 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { testDatabase, type TestDatabase } from './helpers/harness.ts';
-import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import type { TestDatabase } from './helpers/harness.ts';
+import type { RoostProcess } from './helpers/processes.ts';
+import { startNodePair, type NodePair } from './helpers/cluster.ts';
 import { Client } from './helpers/client.ts';
 import { mailboxRows, seedInstallations } from './helpers/seed-installations.ts';
 import { ChannelClient } from '../src/push/channel/client.ts';
@@ -11,24 +12,21 @@ import { ChannelClient } from '../src/push/channel/client.ts';
  * device held by another, two nodes share a job with each device served once, and a node killed
  * in the middle of a 20,000-device job loses nothing.
  */
+let pair: NodePair;
 let database: TestDatabase;
 let a: RoostProcess;
 let b: RoostProcess;
-let keys: { appId: string; appKey: string; masterKey: string };
+let keys: NodePair['keys'];
 const devices: ChannelClient[] = [];
 const env = { REDIS_URL: 'redis://127.0.0.1:6379', PUSH_PAGE_SIZE: '250', PUSH_LEASE_MS: '1500', LOG_LEVEL: 'warn' };
 
 before(async () => {
-  database = await testDatabase();
-  a = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
-  b = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
-  keys = a.defaultKeys!;
+  pair = await startNodePair(env);
+  ({ database, a, b, keys } = pair);
 });
 after(async () => {
   await Promise.all(devices.map((d) => d.close()));
-  await a?.stop();
-  await b?.stop();
-  await database?.drop();
+  await pair?.stop();
 });
 
 const master = (node: RoostProcess) => new Client({ url: node.url, ...keys });

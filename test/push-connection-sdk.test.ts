@@ -1,7 +1,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { testDatabase, type TestDatabase } from './helpers/harness.ts';
-import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import type { RoostProcess } from './helpers/processes.ts';
+import { startNodePair, type NodePair } from './helpers/cluster.ts';
 import { Client } from './helpers/client.ts';
 import { realtimeDevice, type RealtimeDevice } from './helpers/lc-realtime-device.ts';
 
@@ -11,24 +11,20 @@ import { realtimeDevice, type RealtimeDevice } from './helpers/lc-realtime-devic
  * in; pushes are accepted by node A and relayed; acks are counted; an offline device gets its message
  * after reconnecting; an unacknowledged message comes again with its id and is not duplicated.
  */
-let database: TestDatabase;
+let pair: NodePair;
 let a: RoostProcess;
 let b: RoostProcess;
-let keys: { appId: string; appKey: string; masterKey: string };
+let keys: NodePair['keys'];
 const devices: RealtimeDevice[] = [];
 const env = { REDIS_URL: 'redis://127.0.0.1:6379', LOG_LEVEL: 'warn' };
 
 before(async () => {
-  database = await testDatabase();
-  a = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
-  b = await spawnRoost({ ...database.env, ...env, LOG_LEVEL: 'info' });
-  keys = a.defaultKeys!;
+  pair = await startNodePair(env);
+  ({ a, b, keys } = pair);
 });
 after(async () => {
   await Promise.all(devices.map((d) => d.close()));
-  await a?.stop();
-  await b?.stop();
-  await database?.drop();
+  await pair?.stop();
 });
 
 const master = (node: RoostProcess) => new Client({ url: node.url, ...keys });
