@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.ts';
 import type { PushStore } from '../storage/push-store.ts';
 import type { Relay } from './channel/relay.ts';
+import { mailboxLimit } from './channel/hub.ts';
 import { routePage } from './routing.ts';
 import type { PageResult, PageWork, RoutePage, VendorTarget } from './types.ts';
 import type { VendorDispatch } from './vendor-dispatch.ts';
@@ -237,6 +238,6 @@ export class FanoutWorker {
     const now = this.clock.now();
     if (now - this.lastPrune < pruneEveryMs) return;
     this.lastPrune = now;
-    await this.store.prune(now, keepAckedMs);
+    await this.store.prune(now, keepAckedMs, mailboxLimit);
   }
 }

@@ -90,10 +90,13 @@ export interface PushStore {
    */
   applyReceipts(vendor: string, updates: ReceiptUpdate[], now: number): Promise<{ notifications: number; invalidated: number }>;
 
-  /** Messages waiting for one device, oldest first. */
+  /** The newest `limit` messages waiting for one device, oldest first. */
   mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]>;
   /** Marks messages delivered; counts each first acknowledgement in its record. */
   ack(entries: AckEntry[], now: number): Promise<number>;
-  /** Drops expired mailbox rows, delivered pages, old maker failures and old dedupe keys. */
-  prune(now: number, keepAckedMs: number): Promise<void>;
+  /**
+   * Drops expired mailbox rows, the oldest waiting messages of a device past its newest `mailboxLimit`,
+   * delivered pages, old maker failures and old dedupe keys.
+   */
+  prune(now: number, keepAckedMs: number, mailboxLimit: number): Promise<void>;
 }

@@ -407,7 +407,7 @@ test('applyReceipts: counters on known records; valid false on that app’s inst
   await push().deleteNotification(appId, p.objectId);
 });
 
-test('mailbox and ack: a device’s live messages oldest first; acknowledged once (lc.delivered), then gone', async () => {
+test('mailbox and ack: a device’s newest live messages, oldest first; acknowledged once (lc.delivered), then gone', async () => {
   const t = era();
   const appId = await freshApp(store());
   const [device, neighbour] = await installations(appId, 2);
@@ -422,7 +422,7 @@ test('mailbox and ack: a device’s live messages oldest first; acknowledged onc
     { id: newer.objectId, data: { alert: 'newer' }, createdAt: t + 10, expiresAt: null, channel: 'news' },
     { id: expiring.objectId, data: expiring.content.data, createdAt: t + 20, expiresAt: t + 100 },
   ]);
-  assert.deepEqual((await push().mailbox(appId, id, t + 30, 1)).map((m) => m.id), [older.objectId]);
+  assert.deepEqual((await push().mailbox(appId, id, t + 30, 2)).map((m) => m.id), [newer.objectId, expiring.objectId], 'the newest, oldest first');
   assert.deepEqual((await push().mailbox(appId, id, t + 100, 10)).map((m) => m.id), [older.objectId, newer.objectId], 'expired at expiresAt');
   assert.deepEqual(await push().mailbox(await freshApp(store()), id, t + 30, 10), []);
 
@@ -451,13 +451,27 @@ test('prune: drops expired mailbox rows and req_ids older than keepAckedMs; live
   const lasting = newPush(appId, t);
   for (const p of [expiring, lasting]) await push().createPush(p);
   await finishAll(await claimAndFill(t), t);
-  await push().prune(t + 101, 50);
+  await push().prune(t + 101, 50, 10);
   assert.equal(await push().ack([{ appId, installationId: id, notificationId: expiring.objectId }], t + 102), 0, 'the expired row is gone');
   assert.deepEqual((await push().mailbox(appId, id, t + 102, 10)).map((m) => m.id), [lasting.objectId]);
   // The req_id was forgotten (older than 50 ms at t + 101), though its dedupe window has not ended.
   const again = await push().createPush(newPush(appId, t + 200, { reqId: 'once', dedupeMs: 1_000_000, status: 'scheduled', pushTime: t + 500_000_000 }));
   assert.equal(again.created, true);
   await push().deleteNotification(appId, again.record.objectId);
+});
+
+test('prune keeps a device’s newest mailboxLimit waiting messages and drops its older ones', async () => {
+  const t = era();
+  const appId = await freshApp(store());
+  const [crowded, quiet] = await installations(appId, 2);
+  const id = crowded.data.installationId as string;
+  const pushes = [0, 1, 2].map((k) => newPush(appId, t + k * 10, { selector: { op: 'eq', path: ['installationId'], value: id } }));
+  pushes.push(newPush(appId, t + 30, { selector: { op: 'eq', path: ['installationId'], value: quiet.data.installationId as string } }));
+  for (const p of pushes) await push().createPush(p);
+  await finishAll(await claimAndFill(t + 40), t + 40);
+  await push().prune(t + 40, 1000, 2);
+  assert.deepEqual((await push().mailbox(appId, id, t + 40, 10)).map((m) => m.id), [pushes[1].objectId, pushes[2].objectId]);
+  assert.deepEqual((await push().mailbox(appId, quiet.data.installationId as string, t + 40, 10)).map((m) => m.id), [pushes[3].objectId]);
 });
 
 test('deleteNotification: its mailbox messages, counters and pages go with it', async () => {

@@ -40,7 +40,7 @@ export interface DeviceSocket {
 /** Close codes the hub itself uses (docs/push-channel.md). */
 export const closeCodes = { loginFailed: 4001, replaced: 4002, shuttingDown: 1001 } as const;
 
-/** Messages sent to a device at a login, at most: older waiting ones are dropped (docs/push-channel.md). */
+/** Messages kept for one device, at most: its newest ones are sent at a login, older ones dropped (docs/push-channel.md). */
 export const mailboxLimit = 1000;
 const loginTimeoutMs = 30_000;
 const maxSeen = 2000;

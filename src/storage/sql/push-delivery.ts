@@ -59,11 +59,12 @@ export class SqlPushDelivery {
 
   async mailbox(appId: string, installationId: string, now: number, limit: number): Promise<MailboxMessage[]> {
     const { rows } = await sql<{ notification_id: string; content: string; created_at: number | string; expires_at: number | string | null }>`
-      SELECT m.notification_id, n.content, n.created_at, m.expires_at FROM push_mailbox m
-      JOIN push_notifications n ON n.app_id = m.app_id AND n.id = m.notification_id
-      WHERE m.app_id = ${appId} AND m.installation_id = ${installationId} AND m.acked_at IS NULL
-      AND (m.expires_at IS NULL OR m.expires_at > ${now})
-      ORDER BY m.created_at, m.notification_id LIMIT ${limit}`.execute(this.db);
+      SELECT * FROM (SELECT m.notification_id, n.content, n.created_at, m.expires_at FROM push_mailbox m
+        JOIN push_notifications n ON n.app_id = m.app_id AND n.id = m.notification_id
+        WHERE m.app_id = ${appId} AND m.installation_id = ${installationId} AND m.acked_at IS NULL
+        AND (m.expires_at IS NULL OR m.expires_at > ${now})
+        ORDER BY m.created_at DESC, m.notification_id DESC LIMIT ${limit}) newest
+      ORDER BY created_at, notification_id`.execute(this.db);
     return rows.map((r) => {
       const content = JSON.parse(r.content) as PushContent;
       const message: MailboxMessage = {
@@ -104,9 +105,16 @@ export class SqlPushDelivery {
     return acked;
   }
 
-  async prune(now: number, keepAckedMs: number): Promise<void> {
+  async prune(now: number, keepAckedMs: number, mailboxLimit: number): Promise<void> {
     await sql`DELETE FROM push_mailbox WHERE (expires_at IS NOT NULL AND expires_at < ${now})
       OR (acked_at IS NOT NULL AND acked_at < ${now - keepAckedMs})`.execute(this.db);
+    // A device that never comes back keeps its newest messages only: the older ones would never be sent.
+    await sql`DELETE FROM push_mailbox WHERE (app_id, installation_id, notification_id) IN (
+      SELECT app_id, installation_id, notification_id FROM (
+        SELECT app_id, installation_id, notification_id, ROW_NUMBER() OVER (
+          PARTITION BY app_id, installation_id ORDER BY created_at DESC, notification_id DESC) AS newness
+        FROM push_mailbox WHERE acked_at IS NULL) ranked
+      WHERE newness > ${mailboxLimit})`.execute(this.db);
     await sql`DELETE FROM push_req_ids WHERE created_at < ${now - keepAckedMs}`.execute(this.db);
   }
 }

@@ -171,8 +171,8 @@ export class SqlPushStore implements PushStore {
     return this.delivery.ack(entries, now);
   }
 
-  async prune(now: number, keepAckedMs: number): Promise<void> {
+  async prune(now: number, keepAckedMs: number, mailboxLimit: number): Promise<void> {
     await this.pages.prune(now, keepAckedMs);
-    await this.delivery.prune(now, keepAckedMs);
+    await this.delivery.prune(now, keepAckedMs, mailboxLimit);
   }
 }
