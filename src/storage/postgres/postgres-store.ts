@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
-import type { Readers, StoredObject } from '../../objects/types.ts';
+import type { Change, Readers, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
-import { fromRow, objectSelect, type SelectedRow } from '../sql/object-row.ts';
-import { SqlStore } from '../sql/sql-store.ts';
+import { fromRow, objectSelect, toRow, updateSet, type SelectedRow } from '../sql/object-row.ts';
+import { SqlStore, writesIdentities } from '../sql/sql-store.ts';
 import { rolePrincipals } from '../sql/roles.ts';
 import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
@@ -31,6 +31,8 @@ function lookupKey(objectId: string, readers: Readers): LookupKey {
 
 interface LookupRow extends SelectedRow {
   lookup: LookupKey;
+  /** The row version: xmin, the transaction that wrote it (a later write of the row has another). */
+  version: string;
 }
 
 export class PostgresStore extends SqlStore {
@@ -57,6 +59,28 @@ export class PostgresStore extends SqlStore {
   }
 
   /**
+   * An update as two statements and no transaction: the row read with its version (through the batched
+   * lookup, as the master key reads), then written only if that version is still the one there. A row
+   * written or deleted in between updates nothing, and the locked path (null) takes the update over, so
+   * a write always applies to the row as it is when it lands: two concurrent increments both count, a
+   * delete in between gives notFound. A user whose authData changes goes the locked path too (its
+   * identities are written in the same transaction). The read is not under a lock, so a refusal reads
+   * the row as it was committed just before: an order the locked path could also have given.
+   */
+  protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
+    const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
+    if (row === null) return null;
+    const current = fromRow(this.dialect, row);
+    const next = change(current);
+    if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
+    if (writesIdentities(ref, current, next)) return null;
+    const { rows } = await sql`${prepared('roost_object_update', sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
+      WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId} AND xmin = ${row.version}::xid
+      RETURNING 1 AS one`)}`.execute(this.db);
+    return rows.length === 1 ? { ok: true, object: next } : null;
+  }
+
+  /**
    * The rows the lookups find, each answered with its key: the ACL rule applied with the lookup's own
    * readers (null, the master key, reads everything), inside the statement as everywhere.
    */
@@ -64,7 +88,7 @@ export class PostgresStore extends SqlStore {
     const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
     // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
     const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
-    const { rows } = await sql<LookupRow>`${prepared('roost_object_lookups', sql`SELECT l.k AS lookup, ${objectSelect}
+    const { rows } = await sql<LookupRow>`${prepared('roost_object_lookups', sql`SELECT l.k AS lookup, o.xmin::text AS version, ${objectSelect}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
       JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND o.id = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'

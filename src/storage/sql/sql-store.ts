@@ -44,6 +44,11 @@ interface AppRow {
   created_at: number | string;
 }
 
+/** Whether an update moves a user's third-party identities, which follow its authData in the same transaction (unique index: 208). */
+export function writesIdentities(ref: ObjectRef, current: StoredObject, next: StoredObject): boolean {
+  return ref.className === '_User' && authDataChanged(current.data, next.data);
+}
+
 /** The Store on a SQL database; the dialect supplies what differs between SQLite and PostgreSQL. */
 export class SqlStore implements Store {
   readonly kind: 'sqlite' | 'postgres';
@@ -264,6 +269,10 @@ export class SqlStore implements Store {
     relations: readonly RelationChange[] = [],
   ): Promise<WriteOutcome<R>> {
     try {
+      if (!condition && relations.length === 0 && isPlausibleId(ref.objectId)) {
+        const outcome = await this.updateUnlocked(ref, change);
+        if (outcome !== null) return outcome;
+      }
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
         const current = await this.lockRow(trx, ref);
         if (!current) return { ok: false, reason: 'notFound' };
@@ -273,10 +282,7 @@ export class SqlStore implements Store {
         if (condition && !(await this.meets(trx, ref, condition))) return { ok: false, reason: 'conditionFailed' };
         await sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
           WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId}`.execute(trx);
-        // A user's third-party identities follow its authData in the same transaction (unique index: 208).
-        if (ref.className === '_User' && authDataChanged(current.data, next.data)) {
-          await syncIdentities(trx, ref.appId, ref.objectId, next.data);
-        }
+        if (writesIdentities(ref, current, next)) await syncIdentities(trx, ref.appId, ref.objectId, next.data);
         if (relations.length > 0) await this.changeRelations(trx, ref, relations);
         return { ok: true, object: next };
       });
@@ -284,6 +290,15 @@ export class SqlStore implements Store {
       if (error instanceof RelationClash) return error.outcome;
       return takenOrThrow(this.dialect, error);
     }
+  }
+
+  /**
+   * The seam for an update with neither a condition nor relation changes, which is most of them: a store
+   * that can write one without a transaction answers its outcome here; null hands it to the locked path
+   * in updateObject, which gives the same answers (test/storage/update-paths.test.ts holds them together).
+   */
+  protected async updateUnlocked<R>(_ref: ObjectRef, _change: Change<R>): Promise<WriteOutcome<R> | null> {
+    return null;
   }
 
   async deleteObject<R = never>(
