@@ -37,6 +37,14 @@ export interface Config {
   metricsToken: string | null;
   /** PostgreSQL: longest a request's statement may run (0: no limit); migrations and imports are exempt. */
   statementTimeoutMs: number;
+  /** Where the local-disk file backend keeps bytes (FILES_DIR, default <DATA_DIR>/files). */
+  filesDir: string;
+  /** The address file URLs start with (FILES_PUBLIC_URL; default PUBLIC_URL): a CDN or the reverse proxy. */
+  filesPublicUrl: string | null;
+  /** Largest file any app may upload (FILE_MAX_BYTES); an app's fileMaxBytes setting may lower it. */
+  fileMaxBytes: number;
+  /** How long an upload URL from POST /1.1/fileTokens stays good. */
+  fileTokenTtlMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -68,6 +76,12 @@ function timeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 120_000, 100, 3_600_000),
   };
+}
+
+function filesPublicUrl(env: Env): string | null {
+  const url = text(env, 'FILES_PUBLIC_URL');
+  if (url && !/^https?:\/\/[^/?#]+/.test(url)) throw new ConfigError('FILES_PUBLIC_URL must be an http:// or https:// address');
+  return url?.replace(/\/+$/, '') ?? null;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -114,5 +128,9 @@ export function loadConfig(env: Env = process.env): Config {
     pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 2000, 10, 5000),
     pushLeaseMs: integer(env, 'PUSH_LEASE_MS', 30_000, 500, 3_600_000),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    filesDir: text(env, 'FILES_DIR') ?? join(dataDir, 'files'),
+    filesPublicUrl: filesPublicUrl(env),
+    fileMaxBytes: integer(env, 'FILE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    fileTokenTtlMs: integer(env, 'FILE_TOKEN_TTL_MS', 3_600_000, 1000, 7 * 24 * 3_600_000),
   };
 }

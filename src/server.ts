@@ -44,6 +44,10 @@ import { EmailVerification } from './accounts/email-verification.ts';
 import { PasswordReset } from './accounts/password-reset.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
+import { FileService } from './files/service.ts';
+import { LocalDiskBackend } from './files/local-disk.ts';
+import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
+import { registerFileServing } from './http/routes/file-serving.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -91,10 +95,12 @@ const allowedHeaders = [
   'X-AVOSCloud-Session-Token',
   'X-AVOSCloud-Super-Key',
   'X-Requested-With',
+  // The SDKs' s3 uploader PUTs the bytes with it (src/http/routes/file-serving.ts).
+  'Cache-Control',
 ];
 
-/** Path segments after these are secrets (mail tokens) and never reach a log line. */
-const secretPathSegment = /\/(resetPassword|verifyEmail|verifyMobilePhone|resetPasswordBySmsCode|verifySmsCode)\/[^/?]+/g;
+/** Path segments after these are secrets (mail tokens, upload tokens) and never reach a log line. */
+const secretPathSegment = /\/(resetPassword|verifyEmail|verifyMobilePhone|resetPasswordBySmsCode|verifySmsCode|files-upload)\/[^/?]+/g;
 
 export function safeUrl(url: string): string {
   return url.split('?')[0].replace(secretPathSegment, '/$1/<token>');
@@ -182,6 +188,18 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
+  const filesUrl = () => config.filesPublicUrl ?? config.publicUrl;
+  const local = new LocalDiskBackend(config.filesDir, filesUrl);
+  const files = new FileService({
+    objects,
+    backend: local,
+    app: (appId) => registry.get(appId),
+    secret: config.secret,
+    clock,
+    maxBytes: config.fileMaxBytes,
+    tokenTtlMs: config.fileTokenTtlMs,
+    uploadUrl: (token) => `${filesUrl()}/files-upload/${token}`,
+  });
 
   installErrorHandling(app);
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -237,7 +255,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
     registerSchemaRoutes(api, { schemas });
     const generic = genericHandlers(objects);
-    registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, ...unsupportedClassHandlers() } });
+    registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, _File: fileClassHandlers(objects, files), ...unsupportedClassHandlers() } });
+    await registerFileRoutes(api, { files, objects });
     registerRoleRoutes(api, { handlers: generic });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
@@ -258,6 +277,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     appExists: async (appId) => (await registry.get(appId)) !== null,
     url: config.pushConnectionUrl,
   });
+  await registerFileServing(app, { files, local: files.backend === local ? local : null });
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
   // Builds of declared indexes that a process stopped during (this one before a restart) start again.

@@ -47,7 +47,7 @@ const corsHeaders = (res: globalThis.Response) =>
 
 // The wire value, as one string: what a browser reads.
 const allowHeaders =
-  'Content-Type, X-LC-Id, X-LC-Key, X-LC-Sign, X-LC-Session, X-LC-Prod, X-LC-UA, X-LC-Hook-Key, X-SVC-Id, X-SVC-Key, X-SVC-Sign, X-SVC-Session, X-AVOSCloud-Application-Id, X-AVOSCloud-Application-Key, X-AVOSCloud-Application-Production, X-AVOSCloud-Client-Version, X-AVOSCloud-Master-Key, X-AVOSCloud-Request-Sign, X-AVOSCloud-Session-Token, X-AVOSCloud-Super-Key, X-Requested-With';
+  'Content-Type, X-LC-Id, X-LC-Key, X-LC-Sign, X-LC-Session, X-LC-Prod, X-LC-UA, X-LC-Hook-Key, X-SVC-Id, X-SVC-Key, X-SVC-Sign, X-SVC-Session, X-AVOSCloud-Application-Id, X-AVOSCloud-Application-Key, X-AVOSCloud-Application-Production, X-AVOSCloud-Client-Version, X-AVOSCloud-Master-Key, X-AVOSCloud-Request-Sign, X-AVOSCloud-Session-Token, X-AVOSCloud-Super-Key, X-Requested-With, Cache-Control';
 
 const preflightAnswer = {
   'access-control-allow-origin': '*',

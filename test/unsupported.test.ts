@@ -36,7 +36,7 @@ describe('routes', () => {
     const cases: Array<[string, string, string]> = [
       ['POST', '/1.1/functions/hello', 'Not supported yet: cloud functions (POST /1.1/functions/…).'],
       ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
-      ['POST', '/1.1/fileTokens', 'Not supported yet: files (POST /1.1/fileTokens).'],
+      ['POST', '/1.1/qiniu', 'Not supported yet: files (POST /1.1/qiniu).'],
       ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
       ['POST', '/1.1/users/self/friendship/abc', 'Not supported yet: followers (POST /1.1/users/…).'],
       ['GET', '/1.1/leaderboard/leaderboards/score', 'Not supported yet: leaderboards (GET /1.1/leaderboard/…).'],
@@ -51,7 +51,7 @@ describe('routes', () => {
 
   test('built-in classes of those features are refused whole, 400 code 1', async () => {
     const cases: Array<[string, string, unknown, string]> = [
-      ['POST', '/1.1/classes/_File', { name: 'a.txt' }, 'files (_File)'],
+      ['POST', '/1.1/classes/_Conversation', { name: 'a' }, 'instant messaging (_Conversation)'],
       ['GET', '/1.1/classes/_Conversation', undefined, 'instant messaging (_Conversation)'],
       ['GET', '/1.1/classes/_Status', undefined, 'status messages (_Status)'],
       ['GET', '/1.1/classes/_Followee', undefined, 'followers (_Followee)'],

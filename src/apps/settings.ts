@@ -37,6 +37,10 @@ export interface AppSettings {
   webSecurityDomains: string[];
   /** The ACL of objects created without one, per class (src/objects/default-acl.ts). */
   classDefaultACL: ClassDefaultAcls;
+  /** Largest file an upload may hold; null: the server's FILE_MAX_BYTES (src/files/service.ts). */
+  fileMaxBytes: number | null;
+  /** Media types uploads may have (`image/png`, `image/*`); empty: any. */
+  fileMimeTypes: string[];
   /**
    * Mail templates (src/mail/templates.ts): null uses the built-in text. Variables
    * {{appname}} {{username}} {{email}} {{link}}; each body must contain {{link}}.
@@ -63,6 +67,8 @@ export const defaultSettings: AppSettings = {
   sms: defaultSmsSettings,
   webSecurityDomains: [],
   classDefaultACL: {},
+  fileMaxBytes: null,
+  fileMimeTypes: [],
   verifyEmailSubject: null,
   verifyEmailText: null,
   verifyEmailHtml: null,
@@ -92,6 +98,7 @@ const booleanKeys = [
 ] as const;
 
 export const vendorNames = ['HMS', 'mi', 'mz', 'oppo', 'vivo', 'honor'] as const;
+const mediaTypePattern = /^[A-Za-z0-9!#$&^_.+-]{1,64}\/([A-Za-z0-9!#$&^_.+-]{1,64}|\*)$/;
 const profileName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const hostname = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 /** Credential fields that are shown only masked. */
@@ -172,6 +179,14 @@ export function applySettingsPatch(current: AppSettings, patch: unknown): AppSet
       next.webSecurityDomains = validateWebDomains(value);
     } else if (key === 'classDefaultACL') {
       next.classDefaultACL = validateClassDefaultAcls(value, current.classDefaultACL);
+    } else if (key === 'fileMaxBytes') {
+      if (value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0)) invalid('fileMaxBytes must be a whole number of bytes or null.');
+      next.fileMaxBytes = value as number | null;
+    } else if (key === 'fileMimeTypes') {
+      if (!Array.isArray(value) || !value.every((type) => typeof type === 'string' && mediaTypePattern.test(type))) {
+        invalid('fileMimeTypes must be a list of media types such as "image/png" or "image/*".');
+      }
+      next.fileMimeTypes = (value as string[]).map((type) => type.toLowerCase());
     } else if (templateKeys[key]) {
       if (value !== null && typeof value !== 'string') invalid(`${key} must be a string or null (null: the built-in text).`);
       const problem = value === null ? null : templatePartProblem(templateKeys[key], value);

@@ -5,6 +5,7 @@ import type { Projection } from '../objects/query.ts';
 import type { ObjectService } from '../objects/service.ts';
 import type { JsonObject, StoredObject } from '../objects/types.ts';
 import { toWire } from '../objects/wire.ts';
+import { fileIdsIn, putFiles } from '../objects/file-values.ts';
 import { table } from '../lib/lookup.ts';
 
 /** Classes whose objects go out otherwise than toWire, wherever they are answered (root or included). */
@@ -31,7 +32,7 @@ export interface ReadAnswer {
 
 /**
  * Objects read by `caller` as they go out: relation fields as descriptors, `keys`, `returnACL`, and `include` expanded with one read per
- * level and class (ObjectService.readIncluded), each object in its class's view.
+ * level and class (ObjectService.readIncluded), each object in its class's view, File values as their records (src/objects/file-values.ts).
  */
 export async function answerObjects(
   objects: ObjectService,
@@ -42,7 +43,10 @@ export async function answerObjects(
   const plan = planInclude(params.include, params.projection);
   const [described, included] = await Promise.all([objects.describe(caller.appId, roots), objects.readIncluded(caller, roots, plan)]);
   const options = { view: viewFor(caller), returnAcl: params.returnAcl };
-  return described.map((root) => renderIncluded(root, plan, included, options));
+  const answered = described.map((root) => renderIncluded(root, plan, included, options));
+  const fileIds = fileIdsIn(answered);
+  if (fileIds.size > 0) putFiles(answered, await objects.fileRecords(caller.appId, [...fileIds]));
+  return answered;
 }
 
 /** answerObjects of one object. */

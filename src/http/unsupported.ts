@@ -7,7 +7,7 @@ import type { ClassHandlers } from './routes/classes.ts';
  */
 const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
-  [/^\/1\.1\/(files|fileTokens|fileCallback|qiniu)(\/|$)/, 'files'],
+  [/^\/1\.1\/qiniu(\/|$)/, 'files'],
   [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
   [/^\/1\.1\/users\/[^/]+\/(friendship|followers|followees|followersAndFollowees)(\/|$)/, 'followers'],
   [/^\/1\.1\/leaderboard(\/|$)/, 'leaderboards'],
@@ -19,7 +19,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
 
 /** Built-in classes of those features: reading or writing them as plain objects would mean something else later. */
 const classFeatures: Readonly<Record<string, string>> = {
-  _File: 'files',
   _Conversation: 'instant messaging',
   _Status: 'status messages',
   _Follower: 'followers',

@@ -10,9 +10,10 @@ import { readIncluded, type IncludePlan, type Included } from './include.ts';
 import { checkConditionReads, checkFind, queryReads, type QueryCaller } from './query-reach.ts';
 import { applyOperations, parseOperations, relationChanges, type Operation } from './ops.ts';
 import { RelationSchema, jsonWithDescriptors, resolveRelationFields, withDescriptors } from './relations.ts';
-import type { Acl, AppRecord, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import type { Acl, AppRecord, JsonObject, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import type { ClassSchemas } from './schemas.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
+import { toWire } from './wire.ts';
 
 export interface WriteBody {
   acl: Acl | undefined;
@@ -136,8 +137,11 @@ export class ObjectService {
     return resolveRelationFields(where, className, (name) => fields[classes.indexOf(name)]);
   }
 
-  /** Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts). */
-  async create(caller: Caller & { app: AppRecord }, className: string, body: WriteBody): Promise<StoredObject> {
+  /**
+   * Builds and inserts a new object; without an ACL it gets the class's default (src/objects/default-acl.ts).
+   * `objectId` is for an id given out before the object exists (a file's, at POST /1.1/fileTokens): taken, it is 137.
+   */
+  async create(caller: Caller & { app: AppRecord }, className: string, body: WriteBody, given?: { objectId: string }): Promise<StoredObject> {
     checkClassName(className);
     classRulesOf(className)?.checkCreate?.(body);
     const applied = applyOperations({}, body.operations);
@@ -151,7 +155,7 @@ export class ObjectService {
     for (let attempt = 0; ; attempt++) {
       const object: StoredObject = {
         className,
-        objectId: newObjectId(now),
+        objectId: given?.objectId ?? newObjectId(now),
         createdAt: now,
         updatedAt: now,
         acl,
@@ -159,7 +163,7 @@ export class ObjectService {
       };
       const outcome = await this.store.insertObject(caller.appId, object, relations);
       // A random id colliding is astronomically rare; one retry covers it.
-      if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
+      if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0 && !given) continue;
       const saved = settle(outcome, object);
       this.relations.learn(caller.appId, className, relations);
       return this.described(caller.appId, saved);
@@ -263,6 +267,15 @@ export class ObjectService {
       const rule = own(this.readRules, className);
       return rule ? objects.filter((object) => rule(caller, object)) : objects;
     });
+  }
+
+  /**
+   * The `_File` records of these ids as File values answer them. Read with the master key: a value in an
+   * object the caller may read shows its file, as on the hosted service, whose File values carried the URL.
+   */
+  async fileRecords(appId: string, ids: readonly string[]): Promise<Map<string, JsonObject>> {
+    const records = await this.store.getObjects(appId, '_File', ids, null);
+    return new Map(records.map((record) => [record.objectId, toWire(record)]));
   }
 
   async count(caller: QueryCaller, className: string, where: Where): Promise<number> {

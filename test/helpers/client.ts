@@ -9,8 +9,8 @@ export interface Response {
 
 export interface RequestOptions {
   body?: unknown;
-  /** Raw body text, sent as given (for malformed-input tests). */
-  raw?: string;
+  /** Raw body text or bytes, sent as given (malformed-input tests, file uploads). */
+  raw?: string | Uint8Array<ArrayBuffer>;
   headers?: Record<string, string>;
   session?: string;
   query?: Record<string, unknown>;

@@ -7,6 +7,7 @@ import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
 import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type Query } from '../params.ts';
 import { answerObject, answerObjects } from '../answer.ts';
+import { mayHoldFile } from '../../objects/file-values.ts';
 
 interface ClassParams {
   className: string;
@@ -64,8 +65,10 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       if (sendsFieldsAsStored(query)) {
         const stored = await objects.getJson(request.ctx, className, objectId);
         if (stored === null || stored === 'noClass') return missing(request, stored);
-        reply.type('application/json; charset=utf-8');
-        return wireJson({ className, objectId }, stored);
+        if (!mayHoldFile(stored.dataJson)) {
+          reply.type('application/json; charset=utf-8');
+          return wireJson({ className, objectId }, stored);
+        }
       }
       const found = await objects.get(request.ctx, className, objectId);
       if (found === null || found === 'noClass') return missing(request, found);

@@ -1,0 +1,49 @@
+import type { Readable } from 'node:stream';
+
+/** What a backend knows of bytes it keeps under a key. */
+export interface StoredBytes {
+  size: number;
+  /** Hex MD5 of the bytes, as the hosted service kept it in metaData._checksum. */
+  md5: string;
+}
+
+/** A part of the bytes: from `start` to `end`, both included. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export class TooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`more than ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * Where a file's bytes live, in the files domain's words. Keys are the `_File` record's `key`
+ * (`<appId>/<name>`); a backend never sees HTTP or the database.
+ *
+ * put is all or nothing: the bytes appear under the key only once every byte arrived and no more than
+ * `maxBytes` did (TooLarge otherwise); an interrupted stream leaves nothing behind.
+ */
+export interface FileBackend {
+  /** `local` or `s3`: what the record's `provider` says. */
+  readonly provider: string;
+  /** The bucket the record names (the hosted `bucket` field); null on local disk. */
+  readonly bucket: string | null;
+  put(key: string, body: Readable, options: { contentType: string; maxBytes: number }): Promise<StoredBytes>;
+  head(key: string): Promise<{ size: number } | null>;
+  /** The bytes of the key, or of a range of them; null when the key holds nothing. */
+  get(key: string, range?: ByteRange): Promise<Readable | null>;
+  /** Removes the bytes; removing what is not there succeeds. */
+  delete(key: string): Promise<void>;
+  /** Where clients read the bytes from. */
+  url(key: string): string;
+  close?(): Promise<void>;
+}
+
+/** Keys are made by the server; this refuses anything that could leave a backend's folder or prefix. */
+export function checkKey(key: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9._-]{1,255}$/.test(key) || key.includes('..')) throw new Error(`invalid file key ${key}`);
+  return key;
+}

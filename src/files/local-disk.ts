@@ -1,0 +1,81 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { checkKey, TooLarge, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
+
+/** Counts and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
+export function measuring(maxBytes: number): Transform & { size: number; md5(): string } {
+  const hash = createHash('md5');
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      meter.size += chunk.length;
+      if (meter.size > maxBytes) return done(new TooLarge(maxBytes));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  }) as Transform & { size: number; md5(): string };
+  meter.size = 0;
+  meter.md5 = () => hash.digest('hex');
+  return meter;
+}
+
+/**
+ * Files under a folder (the embedded default, `<DATA_DIR>/files`), served by Roost itself at
+ * `<public URL>/files/<key>` (src/http/routes/file-serving.ts). Bytes are written to `.partial/` and
+ * renamed into place once complete, so a reader or a crash never sees half a file.
+ */
+export class LocalDiskBackend implements FileBackend {
+  readonly provider = 'local';
+  readonly bucket = null;
+
+  constructor(
+    readonly root: string,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  path(key: string): string {
+    return join(this.root, checkKey(key));
+  }
+
+  async put(key: string, body: Readable, options: { contentType: string; maxBytes: number }): Promise<StoredBytes> {
+    const target = this.path(key);
+    const partial = join(this.root, '.partial', randomBytes(12).toString('hex'));
+    await mkdir(dirname(partial), { recursive: true });
+    const meter = measuring(options.maxBytes);
+    try {
+      await pipeline(body, meter, createWriteStream(partial, { flags: 'wx' }));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(partial, target);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+    return { size: meter.size, md5: meter.md5() };
+  }
+
+  async head(key: string): Promise<{ size: number } | null> {
+    try {
+      const found = await stat(this.path(key));
+      return found.isFile() ? { size: found.size } : null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable | null> {
+    if ((await this.head(key)) === null) return null;
+    return createReadStream(this.path(key), range ? { start: range.start, end: range.end } : {});
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  url(key: string): string {
+    return `${this.publicUrl()}/files/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+}

@@ -1,0 +1,266 @@
+// Files (issue #20; docs/files.md) over HTTP on the local-disk backend: the SDKs' upload (POST /1.1/fileTokens,
+// the PUT of the bytes to upload_url, POST /1.1/fileCallback), the REST upload, external URLs, serving (Range,
+// ETag, Content-Type, Cache-Control), deletion, `_File` queries under ACLs, File values in objects and through
+// include, per-app size and type limits, and uploads that never finish leaving neither bytes nor record.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { startServer, type TestServer } from './helpers/harness.ts';
+import { signUp, type SignedUpUser } from './helpers/accounts.ts';
+import { filesFolder, filesUnder, sendBytes } from './helpers/files.ts';
+
+let server: TestServer;
+let folder: string;
+let owner: SignedUpUser;
+let stranger: SignedUpUser;
+
+before(async () => {
+  folder = await filesFolder();
+  server = await startServer({ env: { FILES_DIR: folder, APP_CACHE_MS: '0' } });
+  owner = await signUp(server.client);
+  stranger = await signUp(server.client);
+});
+after(async () => {
+  await server?.close();
+});
+
+const md5 = (bytes: string | Buffer) => createHash('md5').update(bytes).digest('hex');
+
+/** fileTokens, then the PUT of the bytes as the SDK's s3 uploader sends it. */
+async function upload(name: string, bytes: string, extra: Record<string, unknown> = {}, session?: string) {
+  const client = session ? server.client.withSession(session) : server.client;
+  const granted = await client.post('/1.1/fileTokens', { name, metaData: { size: Buffer.byteLength(bytes), owner: 'unknown' }, ...extra });
+  assert.equal(granted.status, 200, granted.text);
+  const put = await fetch(granted.body.upload_url, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'Content-Type': granted.body.mime_type, 'Cache-Control': 'public, max-age=31536000' },
+  });
+  return { granted: granted.body, put };
+}
+
+test('fileTokens answers an s3 upload to a Roost URL; the PUT keeps the bytes and writes the record', async () => {
+  const { granted, put } = await upload('hello.txt', 'hello world');
+  assert.deepEqual(Object.keys(granted), ['objectId', 'createdAt', 'token', 'url', 'mime_type', 'provider', 'upload_url', 'bucket', 'key']);
+  assert.match(granted.objectId, /^[0-9a-f]{24}$/);
+  assert.equal(granted.provider, 's3');
+  assert.equal(granted.mime_type, 'text/plain');
+  assert.equal(granted.bucket, 'local');
+  assert.ok(granted.upload_url.startsWith(`${server.url}/files-upload/`));
+  assert.match(granted.key, new RegExp(`^${server.appId}/[A-Za-z0-9_-]{40}\\.txt$`));
+  assert.equal(granted.url, `${server.url}/files/${granted.key}`);
+  assert.equal(put.status, 200);
+  assert.equal(put.headers.get('etag'), `"${md5('hello world')}"`);
+
+  const read = await server.client.get(`/1.1/files/${granted.objectId}`);
+  assert.equal(read.status, 200);
+  const { createdAt, updatedAt, ...fields } = read.body;
+  assert.deepEqual(fields, {
+    name: 'hello.txt',
+    url: granted.url,
+    mime_type: 'text/plain',
+    key: granted.key,
+    provider: 'local',
+    bucket: 'local',
+    metaData: { size: 11, owner: 'unknown', _checksum: md5('hello world') },
+    objectId: granted.objectId,
+  });
+  assert.equal(createdAt, updatedAt);
+
+  const served = await fetch(granted.url);
+  assert.equal(served.status, 200);
+  assert.equal(await served.text(), 'hello world');
+  assert.equal(served.headers.get('content-type'), 'text/plain; charset=utf-8');
+  assert.equal(served.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  assert.equal(served.headers.get('accept-ranges'), 'bytes');
+  const etag = served.headers.get('etag');
+  assert.ok(etag);
+
+  const ranged = await fetch(granted.url, { headers: { Range: 'bytes=6-10' } });
+  assert.equal(ranged.status, 206);
+  assert.equal(ranged.headers.get('content-range'), 'bytes 6-10/11');
+  assert.equal(await ranged.text(), 'world');
+  // Cache-Control named, or fetch adds "no-cache", which asks for the bytes whatever the tag.
+  const cached = await fetch(granted.url, { headers: { 'If-None-Match': etag, 'Cache-Control': 'max-age=0' } });
+  assert.equal(cached.status, 304);
+  const head = await fetch(granted.url, { method: 'HEAD' });
+  assert.equal(head.headers.get('content-length'), '11');
+});
+
+test('an upload token is good for one upload, on its own signature, until it expires', async () => {
+  const { granted } = await upload('once.txt', 'first');
+  const again = await fetch(granted.upload_url, { method: 'PUT', body: 'other' });
+  assert.equal(again.status, 403);
+  assert.deepEqual(await again.json(), { code: 403, error: 'This upload token was used already.' });
+  assert.equal(await (await fetch(granted.url)).text(), 'first');
+
+  assert.ok(!server.logs.join('').includes(granted.token.slice(0, 40)), 'the upload token reaches no log line');
+  assert.ok(server.logs.join('').includes('/files-upload/<token>'));
+  const forged = await fetch(`${server.url}/files-upload/${granted.token.slice(0, -4)}AAAA`, { method: 'PUT', body: 'x' });
+  assert.equal(forged.status, 403);
+  assert.deepEqual(await forged.json(), { code: 403, error: 'The file upload token is invalid or has expired.' });
+});
+
+test('more bytes than metaData.size are refused, and leave neither bytes nor record', async () => {
+  const granted = (await server.client.post('/1.1/fileTokens', { name: 'short.bin', metaData: { size: 4 } })).body;
+  const put = await fetch(granted.upload_url, { method: 'PUT', body: 'more than four' });
+  assert.equal(put.status, 413);
+  assert.deepEqual(await put.json(), { code: 413, error: 'A file may hold at most 4 bytes.' });
+  assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  assert.equal((await fetch(granted.url)).status, 404);
+  const fewer = (await server.client.post('/1.1/fileTokens', { name: 'short.bin', metaData: { size: 4 } })).body;
+  const short = await fetch(fewer.upload_url, { method: 'PUT', body: 'ab' });
+  assert.equal(short.status, 400);
+  assert.deepEqual(await short.json(), { code: 111, error: 'The upload sent 2 bytes where metaData.size said 4.' });
+  assert.equal((await fetch(fewer.url)).status, 404);
+});
+
+test('fileCallback with result false removes the record and the bytes; true keeps them', async () => {
+  const kept = await upload('kept.txt', 'kept');
+  assert.deepEqual((await server.client.post('/1.1/fileCallback', { token: kept.granted.token, result: true })).body, {});
+  assert.equal((await server.client.get(`/1.1/files/${kept.granted.objectId}`)).status, 200);
+
+  const { granted } = await upload('failed.txt', 'failed');
+  const settled = await server.client.post('/1.1/fileCallback', { token: granted.token, result: false });
+  assert.equal(settled.status, 200);
+  assert.deepEqual(settled.body, {});
+  assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  assert.equal((await fetch(granted.url)).status, 404);
+  const bad = await server.client.post('/1.1/fileCallback', { token: 'nope', result: false });
+  assert.equal(bad.status, 403);
+});
+
+test('an upload whose connection drops leaves no half file and no record', async () => {
+  const granted = (await server.client.post('/1.1/fileTokens', { name: 'dropped.bin', metaData: { size: 1_000_000 } })).body;
+  const target = new URL(granted.upload_url);
+  await new Promise<void>((resolve) => {
+    const put = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: 'PUT', headers: { 'Content-Length': '1000000' } });
+    put.on('error', () => resolve());
+    put.write(Buffer.alloc(300_000, 1), () => setTimeout(() => put.destroy(), 100));
+    put.on('close', () => resolve());
+  });
+  for (let i = 0; i < 50 && (await filesUnder(folder)).some((path) => path.startsWith('.partial/')); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path.startsWith('.partial/') || path === granted.key), []);
+  assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  // The token was not spent: the upload may be made again.
+  const retried = await fetch(granted.upload_url, { method: 'PUT', body: Buffer.alloc(1_000_000, 2) });
+  assert.equal(retried.status, 200);
+});
+
+test('POST /1.1/files/<name> stores the body as a file', async () => {
+  const sent = await sendBytes(server.client, 'POST', '/1.1/files/hello.txt', 'Hello, World!', { 'Content-Type': 'text/plain' });
+  assert.equal(sent.status, 201);
+  assert.deepEqual(Object.keys(sent.body), ['size', 'bucket', 'url', 'name', 'createdAt', 'objectId']);
+  assert.equal(sent.body.size, 13);
+  assert.equal(sent.body.name, 'hello.txt');
+  assert.equal(sent.headers.get('location'), `/1.1/files/${sent.body.objectId}`);
+  assert.equal(await (await fetch(sent.body.url)).text(), 'Hello, World!');
+  const image = await sendBytes(server.client, 'POST', '/1.1/files/photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  const record = (await server.client.get(`/1.1/files/${image.body.objectId}`)).body;
+  assert.equal(record.mime_type, 'image/png');
+  assert.equal((await fetch(record.url)).headers.get('content-type'), 'image/png');
+  // Past BODY_LIMIT_BYTES (1 MiB): file bodies stream, they are not JSON bodies.
+  const large = Buffer.alloc(3 * 1024 * 1024, 7);
+  const big = await sendBytes(server.client, 'POST', '/1.1/files/large.bin', large);
+  assert.equal(big.status, 201, big.text);
+  assert.equal(big.body.size, large.length);
+  assert.ok(Buffer.from(await (await fetch(big.body.url)).arrayBuffer()).equals(large));
+  const unnamed = await sendBytes(server.client, 'POST', '/1.1/files/%2F..%2Fx', 'x');
+  assert.equal(unnamed.status, 400);
+  assert.deepEqual(unnamed.body, { code: 122, error: 'Invalid file name.' });
+});
+
+test('AV.File.withURL: POST /1.1/files with a url keeps a record of bytes kept elsewhere', async () => {
+  const url = 'http://example.com/screen.jpg?resize=202%2C360';
+  const saved = await server.client.post('/1.1/files', { name: 'screen.jpg', url, metaData: { owner: 'unknown', __source: 'external', size: 0 } });
+  assert.equal(saved.status, 201);
+  assert.deepEqual(Object.keys(saved.body), ['objectId', 'createdAt']);
+  const record = (await server.client.get(`/1.1/files/${saved.body.objectId}`)).body;
+  assert.equal(record.url, url);
+  assert.equal(record.mime_type, 'image/jpeg');
+  assert.equal(record.bucket, null);
+  assert.deepEqual(record.metaData, { owner: 'unknown', __source: 'external', size: 0 });
+  const bad = await server.client.post('/1.1/files', { name: 'x.jpg', url: 'javascript:alert(1)' });
+  assert.deepEqual([bad.status, bad.body.code], [400, 111]);
+  // Deleting it removes the record only.
+  assert.deepEqual((await server.client.delete(`/1.1/files/${saved.body.objectId}`)).body, {});
+  assert.equal((await server.client.get(`/1.1/files/${saved.body.objectId}`)).status, 404);
+});
+
+test('DELETE /1.1/files/<id> follows the ACL and removes record and bytes', async () => {
+  const acl = { [owner.objectId]: { read: true, write: true }, '*': { read: true } };
+  const { granted } = await upload('mine.txt', 'mine', { ACL: acl }, owner.sessionToken);
+  const record = (await server.client.get(`/1.1/files/${granted.objectId}`)).body;
+  assert.equal(record.metaData.owner, owner.objectId);
+  const refused = await server.client.withSession(stranger.sessionToken).delete(`/1.1/files/${granted.objectId}`);
+  assert.equal(refused.status, 403);
+  assert.equal((await fetch(granted.url)).status, 200);
+  const removed = await server.client.withSession(owner.sessionToken).delete(`/1.1/files/${granted.objectId}`);
+  assert.deepEqual([removed.status, removed.body], [200, {}]);
+  assert.equal((await fetch(granted.url)).status, 404);
+  assert.equal((await server.master.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  assert.ok(!(await filesUnder(folder)).includes(granted.key));
+});
+
+test('_File is queried under ACLs through /1.1/classes and written only through the file API', async () => {
+  const hidden = await upload('private-query.txt', 'private', { ACL: { [owner.objectId]: { read: true, write: true } } }, owner.sessionToken);
+  const where = { where: { name: 'private-query.txt' } };
+  assert.deepEqual((await server.client.get('/1.1/classes/_File', { query: where })).body, { results: [] });
+  const mine = await server.client.withSession(owner.sessionToken).get('/1.1/classes/_File', { query: where });
+  assert.deepEqual(mine.body.results.map((r: { objectId: string }) => r.objectId), [hidden.granted.objectId]);
+  const byId = await server.client.withSession(owner.sessionToken).get(`/1.1/classes/_File/${hidden.granted.objectId}`);
+  assert.equal(byId.body.name, 'private-query.txt');
+  const created = await server.client.post('/1.1/classes/_File', { name: 'x', url: 'http://x' });
+  assert.deepEqual([created.status, created.body.code], [403, 119]);
+  const updated = await server.client.put(`/1.1/classes/_File/${hidden.granted.objectId}`, { name: 'y' });
+  assert.deepEqual([updated.status, updated.body.code], [403, 119]);
+  const removed = await server.master.delete(`/1.1/classes/_File/${hidden.granted.objectId}`);
+  assert.equal(removed.status, 200);
+  assert.equal((await fetch(hidden.granted.url)).status, 404);
+});
+
+test('a File value in an object is answered as its record, on get, find and through include', async () => {
+  const { granted } = await upload('avatar.png', 'png bytes');
+  const record = (await server.client.get(`/1.1/files/${granted.objectId}`)).body;
+  const asFile = { ...record, __type: 'File' };
+  const profile = await server.client.post('/1.1/classes/FileProfile', { title: 'p', avatar: { __type: 'File', id: granted.objectId }, gallery: [{ __type: 'File', id: granted.objectId }] });
+  assert.equal(profile.status, 201);
+  const read = await server.client.get(`/1.1/classes/FileProfile/${profile.body.objectId}`);
+  assert.deepEqual(read.body.avatar, asFile);
+  assert.deepEqual(read.body.gallery, [asFile]);
+  const found = await server.client.get('/1.1/classes/FileProfile', { query: { where: { objectId: profile.body.objectId } } });
+  assert.deepEqual(found.body.results[0].avatar, asFile);
+  const post = await server.client.post('/1.1/classes/FilePost', { profile: { __type: 'Pointer', className: 'FileProfile', objectId: profile.body.objectId } });
+  const included = await server.client.get(`/1.1/classes/FilePost/${post.body.objectId}`, { query: { include: 'profile' } });
+  assert.deepEqual(included.body.profile.avatar, asFile);
+  // A value as the SDK writes it (the whole record) is answered as the record now is.
+  const sdkStyle = await server.client.post('/1.1/classes/FileProfile', { avatar: { ...asFile, url: 'http://stale.example/x.png' } });
+  assert.deepEqual((await server.client.get(`/1.1/classes/FileProfile/${sdkStyle.body.objectId}`)).body.avatar, asFile);
+  // A file since deleted: the value stays as it was kept.
+  await server.master.delete(`/1.1/files/${granted.objectId}`);
+  assert.deepEqual((await server.client.get(`/1.1/classes/FileProfile/${profile.body.objectId}`)).body.avatar, { __type: 'File', id: granted.objectId });
+});
+
+test("an app's size and type limits refuse uploads of every kind", async () => {
+  const limited = await server.master.put('/1.1/settings', { fileMaxBytes: 8, fileMimeTypes: ['image/*', 'text/plain'] });
+  assert.equal(limited.status, 200, limited.text);
+  try {
+    const big = await sendBytes(server.client, 'POST', '/1.1/files/big.txt', 'nine bytes', { 'Content-Type': 'text/plain' });
+    assert.deepEqual([big.status, big.body], [413, { code: 413, error: 'A file may hold at most 8 bytes.' }]);
+    const declared = await server.client.post('/1.1/fileTokens', { name: 'big.txt', metaData: { size: 9 } });
+    assert.deepEqual([declared.status, declared.body.code], [413, 413]);
+    const undeclared = (await server.client.post('/1.1/fileTokens', { name: 'big.txt', metaData: {} })).body;
+    assert.equal((await fetch(undeclared.upload_url, { method: 'PUT', body: 'nine bytes' })).status, 413);
+    assert.equal((await fetch(undeclared.url)).status, 404);
+    const typed = await sendBytes(server.client, 'POST', '/1.1/files/doc.pdf', 'pdf', { 'Content-Type': 'application/pdf' });
+    assert.deepEqual([typed.status, typed.body], [415, { code: 415, error: 'Files of type application/pdf are not accepted by this application.' }]);
+    const image = await sendBytes(server.client, 'POST', '/1.1/files/a.gif', 'GIF89a', { 'Content-Type': 'image/gif' });
+    assert.equal(image.status, 201);
+    const badSetting = await server.master.put('/1.1/settings', { fileMimeTypes: ['not a type'] });
+    assert.deepEqual([badSetting.status, badSetting.body.code], [400, 111]);
+  } finally {
+    await server.master.put('/1.1/settings', { fileMaxBytes: null, fileMimeTypes: [] });
+  }
+  assert.equal((await sendBytes(server.client, 'POST', '/1.1/files/big.txt', 'nine bytes')).status, 201);
+});
