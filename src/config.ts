@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { S3Options } from './files/s3.ts';
 
 export interface Config {
   host: string;
@@ -45,6 +46,8 @@ export interface Config {
   fileMaxBytes: number;
   /** How long an upload URL from POST /1.1/fileTokens stays good. */
   fileTokenTtlMs: number;
+  /** FILES_BACKEND=s3: the S3-compatible store files' bytes go to; null: local disk (FILES_DIR). */
+  s3: S3Options | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -82,6 +85,33 @@ function filesPublicUrl(env: Env): string | null {
   const url = text(env, 'FILES_PUBLIC_URL');
   if (url && !/^https?:\/\/[^/?#]+/.test(url)) throw new ConfigError('FILES_PUBLIC_URL must be an http:// or https:// address');
   return url?.replace(/\/+$/, '') ?? null;
+}
+
+function s3Options(env: Env): S3Options | null {
+  const backend = text(env, 'FILES_BACKEND') ?? 'local';
+  if (backend === 'local') return null;
+  if (backend !== 's3') throw new ConfigError('FILES_BACKEND must be local or s3');
+  const bucket = text(env, 'S3_BUCKET');
+  if (!bucket) throw new ConfigError('FILES_BACKEND=s3 needs S3_BUCKET');
+  const prefix = text(env, 'S3_PREFIX') ?? '';
+  if (prefix && !/^[A-Za-z0-9._\/-]+\/$/.test(prefix)) throw new ConfigError('S3_PREFIX must be letters, digits, ".", "_", "-" and "/", ending with "/"');
+  const endpoint = text(env, 'S3_ENDPOINT');
+  const publicUrl = text(env, 'S3_PUBLIC_URL');
+  for (const [name, url] of [['S3_ENDPOINT', endpoint], ['S3_PUBLIC_URL', publicUrl]] as const) {
+    if (url && !/^https?:\/\/[^/?#]+/.test(url)) throw new ConfigError(`${name} must be an http:// or https:// address`);
+  }
+  const accessKeyId = text(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = text(env, 'S3_SECRET_ACCESS_KEY');
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  return {
+    bucket,
+    prefix,
+    region: text(env, 'S3_REGION') ?? 'us-east-1',
+    endpoint: endpoint?.replace(/\/+$/, '') ?? null,
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
+    signedUrlSeconds: integer(env, 'S3_SIGNED_URL_SECONDS', 3600, 1, 7 * 24 * 3600),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -132,5 +162,6 @@ export function loadConfig(env: Env = process.env): Config {
     filesPublicUrl: filesPublicUrl(env),
     fileMaxBytes: integer(env, 'FILE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     fileTokenTtlMs: integer(env, 'FILE_TOKEN_TTL_MS', 3_600_000, 1000, 7 * 24 * 3_600_000),
+    s3: s3Options(env),
   };
 }

@@ -46,6 +46,7 @@ import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts'
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
 import { FileService } from './files/service.ts';
 import { LocalDiskBackend } from './files/local-disk.ts';
+import { S3Backend } from './files/s3.ts';
 import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
 
@@ -189,10 +190,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
   const filesUrl = () => config.filesPublicUrl ?? config.publicUrl;
-  const local = new LocalDiskBackend(config.filesDir, filesUrl);
+  const backend = config.s3 ? new S3Backend(config.s3, filesUrl) : new LocalDiskBackend(config.filesDir, filesUrl);
   const files = new FileService({
     objects,
-    backend: local,
+    backend,
     app: (appId) => registry.get(appId),
     secret: config.secret,
     clock,
@@ -277,7 +278,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     appExists: async (appId) => (await registry.get(appId)) !== null,
     url: config.pushConnectionUrl,
   });
-  await registerFileServing(app, { files, local: files.backend === local ? local : null });
+  await registerFileServing(app, { files, local: backend instanceof LocalDiskBackend ? backend : null });
+  app.addHook('onClose', async () => files.backend.close?.());
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });
   // Builds of declared indexes that a process stopped during (this one before a restart) start again.

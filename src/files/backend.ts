@@ -39,11 +39,13 @@ export interface FileBackend {
   delete(key: string): Promise<void>;
   /** Where clients read the bytes from. */
   url(key: string): string;
+  /** When `url` points at Roost but the bytes are elsewhere (a private bucket): where to send a reader now. */
+  signedUrl?(key: string): Promise<string | null>;
   close?(): Promise<void>;
 }
 
 /** Keys are made by the server; this refuses anything that could leave a backend's folder or prefix. */
 export function checkKey(key: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9._-]{1,255}$/.test(key) || key.includes('..')) throw new Error(`invalid file key ${key}`);
+  if (!/^[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(key) || key.includes('..')) throw new Error(`invalid file key ${key}`);
   return key;
 }

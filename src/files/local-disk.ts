@@ -6,18 +6,18 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { checkKey, TooLarge, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
 
-/** Counts and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
-export function measuring(maxBytes: number): Transform & { size: number; md5(): string } {
+/** Counts (`counted`: not `size`, which lib-storage would read as the length) and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
+export function measuring(maxBytes: number): Transform & { counted: number; md5(): string } {
   const hash = createHash('md5');
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      meter.size += chunk.length;
-      if (meter.size > maxBytes) return done(new TooLarge(maxBytes));
+      meter.counted += chunk.length;
+      if (meter.counted > maxBytes) return done(new TooLarge(maxBytes));
       hash.update(chunk);
       done(null, chunk);
     },
-  }) as Transform & { size: number; md5(): string };
-  meter.size = 0;
+  }) as Transform & { counted: number; md5(): string };
+  meter.counted = 0;
   meter.md5 = () => hash.digest('hex');
   return meter;
 }
@@ -53,7 +53,7 @@ export class LocalDiskBackend implements FileBackend {
       await rm(partial, { force: true });
       throw error;
     }
-    return { size: meter.size, md5: meter.md5() };
+    return { size: meter.counted, md5: meter.md5() };
   }
 
   async head(key: string): Promise<{ size: number } | null> {

@@ -1,0 +1,136 @@
+// The FileBackend interface (src/files/backend.ts) on local disk and on an S3-compatible store (s3rver, started
+// here): bytes kept and read back whole or by range, size and MD5, all or nothing (too large, a source that fails
+// halfway: nothing under the key, no part left over), delete of what is there and of what is not, keys that
+// could leave the backend's folder refused.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TooLarge, type FileBackend } from '../../src/files/backend.ts';
+import { LocalDiskBackend } from '../../src/files/local-disk.ts';
+import { S3Backend } from '../../src/files/s3.ts';
+import { startS3, type TestS3 } from '../helpers/s3.ts';
+
+const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+const options = { contentType: 'application/octet-stream', maxBytes: 64 * 1024 * 1024 };
+
+/** A source that sends `bytes` in chunks, then fails instead of ending (a dropped upload). */
+function failingAfter(bytes: Buffer): Readable {
+  let sent = false;
+  return new Readable({
+    read() {
+      if (!sent) {
+        sent = true;
+        this.push(bytes);
+      } else setTimeout(() => this.destroy(new Error('connection dropped')), 10);
+    },
+  });
+}
+
+function conformance(name: string, open: () => Promise<{ backend: FileBackend; leftovers(): Promise<string[]>; close(): Promise<void> }>) {
+  describe(name, () => {
+    let backend: FileBackend;
+    let opened: Awaited<ReturnType<typeof open>>;
+    before(async () => {
+      opened = await open();
+      backend = opened.backend;
+    });
+    after(() => opened?.close());
+    const key = (suffix = '.bin') => `app1/${randomBytes(8).toString('hex')}${suffix}`;
+
+    test('put keeps the bytes, with their size and MD5; get reads them whole and by range; head knows the size', async () => {
+      const bytes = randomBytes(300_000);
+      const at = key();
+      assert.deepEqual(await backend.put(at, Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]), options), { size: bytes.length, md5: md5(bytes) });
+      assert.deepEqual(await backend.head(at), { size: bytes.length });
+      assert.ok((await buffer((await backend.get(at))!)).equals(bytes));
+      assert.ok((await buffer((await backend.get(at, { start: 1000, end: 1999 }))!)).equals(bytes.subarray(1000, 2000)));
+    });
+
+    test('an empty file is a file', async () => {
+      const at = key('.txt');
+      assert.deepEqual(await backend.put(at, Readable.from([]), options), { size: 0, md5: md5(Buffer.alloc(0)) });
+      assert.deepEqual(await backend.head(at), { size: 0 });
+    });
+
+    test('a file past several multipart parts streams through', async () => {
+      const bytes = randomBytes(12 * 1024 * 1024);
+      const at = key();
+      const chunks = Array.from({ length: 48 }, (_, i) => bytes.subarray(i * 256 * 1024, (i + 1) * 256 * 1024));
+      assert.deepEqual(await backend.put(at, Readable.from(chunks), options), { size: bytes.length, md5: md5(bytes) });
+      assert.ok((await buffer((await backend.get(at))!)).equals(bytes));
+    });
+
+    test('more than maxBytes is TooLarge and leaves nothing under the key', async () => {
+      const at = key();
+      await assert.rejects(backend.put(at, Readable.from([randomBytes(600), randomBytes(600)]), { ...options, maxBytes: 1000 }), TooLarge);
+      assert.equal(await backend.head(at), null);
+      assert.equal(await backend.get(at), null);
+      assert.deepEqual(await opened.leftovers(), []);
+    });
+
+    test('a source failing halfway leaves nothing under the key', async () => {
+      const at = key();
+      await assert.rejects(backend.put(at, failingAfter(randomBytes(6 * 1024 * 1024)), options), /connection dropped/);
+      assert.equal(await backend.head(at), null);
+      assert.deepEqual(await opened.leftovers(), []);
+    });
+
+    test('delete removes the bytes; deleting what is not there succeeds', async () => {
+      const at = key();
+      await backend.put(at, Readable.from([Buffer.from('bye')]), options);
+      await backend.delete(at);
+      assert.equal(await backend.head(at), null);
+      await backend.delete(at);
+      await backend.delete(key());
+    });
+
+    test('keys that could leave the backend are refused', async () => {
+      for (const bad of ['../x', 'app1/../../x', 'app1/a/b', '/etc/passwd', 'app1/.', 'app1/..']) {
+        await assert.rejects(backend.put(bad, Readable.from([Buffer.from('x')]), options), /invalid file key/, bad);
+      }
+    });
+
+    test('url names the key under the public address', async () => {
+      assert.match(backend.url('app1/abc.png'), /\/app1\/abc\.png$/);
+    });
+  });
+}
+
+conformance('local disk', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'roost-backend-'));
+  return {
+    backend: new LocalDiskBackend(root, () => 'http://files.example'),
+    leftovers: async () => (await readdir(join(root, '.partial')).catch(() => [])) as string[],
+    close: () => rm(root, { recursive: true, force: true }),
+  };
+});
+
+conformance('S3-compatible (s3rver)', async () => {
+  const s3: TestS3 = await startS3();
+  const backend = new S3Backend(
+    {
+      bucket: s3.bucket,
+      prefix: 'roost/',
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      publicUrl: null,
+      signedUrlSeconds: 60,
+    },
+    () => 'http://files.example',
+  );
+  return {
+    backend,
+    // s3rver lists no multipart uploads (nor aborts them): what a failed put leaves is checked by the key alone.
+    leftovers: async () => [],
+    close: async () => {
+      await backend.close();
+      await s3.close();
+    },
+  };
+});
