@@ -11,6 +11,7 @@ import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts
 import { importCommand, importUsage } from './import/command.ts';
 import { indexCommand, indexUsage } from './index-command.ts';
 import { schemaCommand, schemaUsage } from './schema-command.ts';
+import { filesCommand, filesUsage } from './files-command.ts';
 
 const usage = `Usage: roost <command>
 
@@ -25,6 +26,7 @@ const usage = `Usage: roost <command>
   ${importUsage}
   ${indexUsage}
   ${schemaUsage}
+  ${filesUsage}
 
 Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
 
@@ -118,6 +120,10 @@ export async function runCli(argv: string[]): Promise<number> {
         });
       case 'schema':
         return await schemaCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'files':
+        return await filesCommand(rest, loadConfig(), (message) => {
           throw new UsageError(message);
         });
       case 'devices':

@@ -46,7 +46,7 @@ import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts'
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
 import { FileService } from './files/service.ts';
 import { LocalDiskBackend } from './files/local-disk.ts';
-import { S3Backend } from './files/s3.ts';
+import { openFileBackend } from './files/open-backend.ts';
 import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
 
@@ -190,7 +190,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
   const filesUrl = () => config.filesPublicUrl ?? config.publicUrl;
-  const backend = config.s3 ? new S3Backend(config.s3, filesUrl) : new LocalDiskBackend(config.filesDir, filesUrl);
+  const backend = openFileBackend(config);
   const files = new FileService({
     objects,
     backend,
