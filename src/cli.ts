@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { systemClock } from './lib/clock.ts';
 import { isEntryPoint } from './lib/entry-point.ts';
+import { version } from './lib/version.ts';
 import { openStoreAtStart, reportStartFailure, StartError } from './startup.ts';
 import { AppRegistry } from './apps/registry.ts';
 import { creationRefusal, givenKeys, keyOptions } from './apps/key-options.ts';
@@ -22,6 +23,7 @@ const usage = `Usage: roost <command>
   app list                                list applications (id, name, created)
   app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
   migrate                                 apply database migrations and exit
+  --version                               print Roost's version
   ${devicesUsage}
   ${importUsage}
   ${indexUsage}
@@ -133,6 +135,11 @@ export async function runCli(argv: string[]): Promise<number> {
       case 'migrate':
         await withRegistry(async () => undefined);
         process.stdout.write('migrations applied\n');
+        return 0;
+      case 'version':
+      case '--version':
+      case '-v':
+        process.stdout.write(`roost ${version}\n`);
         return 0;
       case 'help':
       case '--help':
