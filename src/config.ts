@@ -46,6 +46,8 @@ export interface Config {
   fileMaxBytes: number;
   /** How long an upload URL from POST /1.1/fileTokens stays good. */
   fileTokenTtlMs: number;
+  /** Above 0: file URLs on Roost are answered signed, good for one to two such windows (private files). */
+  filesSignedUrlSeconds: number;
   /** FILES_BACKEND=s3: the S3-compatible store files' bytes go to; null: local disk (FILES_DIR). */
   s3: S3Options | null;
 }
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     filesPublicUrl: filesPublicUrl(env),
     fileMaxBytes: integer(env, 'FILE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     fileTokenTtlMs: integer(env, 'FILE_TOKEN_TTL_MS', 3_600_000, 1000, 7 * 24 * 3_600_000),
+    filesSignedUrlSeconds: integer(env, 'FILES_SIGNED_URL_SECONDS', 0, 0, 7 * 24 * 3600),
     s3: s3Options(env),
   };
 }

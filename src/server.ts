@@ -47,6 +47,7 @@ import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.
 import { FileService } from './files/service.ts';
 import { LocalDiskBackend } from './files/local-disk.ts';
 import { openFileBackend } from './files/open-backend.ts';
+import { SignedFileUrls } from './files/url-signing.ts';
 import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
 
@@ -146,7 +147,19 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     cacheMs: config.appCacheMs,
     classExists: (appId, className) => store.classExists(appId, className),
   });
-  const objects = new ObjectService({ store, clock, schemas, readRules: { [installationClass]: mayTouchInstallation }, schemaCacheMs: config.appCacheMs });
+  const filesUrl = () => config.filesPublicUrl ?? config.publicUrl;
+  const signedFiles =
+    config.filesSignedUrlSeconds > 0
+      ? new SignedFileUrls({ secret: config.secret, seconds: config.filesSignedUrlSeconds, now: () => clock.now(), base: filesUrl })
+      : null;
+  const objects = new ObjectService({
+    store,
+    clock,
+    schemas,
+    readRules: { [installationClass]: mayTouchInstallation },
+    schemaCacheMs: config.appCacheMs,
+    fileUrl: signedFiles ? (url) => signedFiles.sign(url) : undefined,
+  });
   const mailer =
     deps.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: config.outboxDir, logger: deps.logger });
   deps.logger.info({ mail: mailer.destination }, config.smtpUrl ? 'mail goes out over SMTP' : 'SMTP_URL is not set: mails are written to the outbox folder');
@@ -189,7 +202,6 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
-  const filesUrl = () => config.filesPublicUrl ?? config.publicUrl;
   const backend = openFileBackend(config);
   const files = new FileService({
     objects,
@@ -278,7 +290,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     appExists: async (appId) => (await registry.get(appId)) !== null,
     url: config.pushConnectionUrl,
   });
-  await registerFileServing(app, { files, local: backend instanceof LocalDiskBackend ? backend : null });
+  await registerFileServing(app, { files, local: backend instanceof LocalDiskBackend ? backend : null, signed: signedFiles });
   app.addHook('onClose', async () => files.backend.close?.());
   // Outside the X-LC scope: makers send no application keys.
   registerVendorCallbackRoutes(app, { onReceipt: async (batch) => void (await mixed.applyReceipts(batch)) });

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { ManualClock, startServer, type TestServer } from './helpers/harness.ts';
 import { signUp, type SignedUpUser } from './helpers/accounts.ts';
 import { filesFolder, filesUnder, sendBytes } from './helpers/files.ts';
 
@@ -263,4 +263,37 @@ test("an app's size and type limits refuse uploads of every kind", async () => {
     await server.master.put('/1.1/settings', { fileMaxBytes: null, fileMimeTypes: [] });
   }
   assert.equal((await sendBytes(server.client, 'POST', '/1.1/files/big.txt', 'nine bytes')).status, 201);
+});
+
+test('FILES_SIGNED_URL_SECONDS: answers show file URLs signed, and only a signed, unexpired URL is served', async () => {
+  const clock = new ManualClock(Date.now());
+  const privateFiles = await startServer({ clock, env: { FILES_DIR: await filesFolder(), FILES_SIGNED_URL_SECONDS: '60' } });
+  try {
+    const sent = await sendBytes(privateFiles.client, 'POST', '/1.1/files/secret.txt', 'secret', { 'Content-Type': 'text/plain' });
+    assert.equal(sent.status, 201);
+    const record = (await privateFiles.client.get(`/1.1/files/${sent.body.objectId}`)).body;
+    const [plain, query] = record.url.split('?');
+    assert.equal(plain, `${privateFiles.url}/files/${record.key}`);
+    assert.match(query, /^expires=\d+&signature=[0-9a-f]{32}$/);
+    assert.equal(sent.body.url, record.url);
+    const served = await fetch(record.url);
+    assert.deepEqual([served.status, await served.text(), served.headers.get('cache-control')], [200, 'secret', 'private, max-age=60']);
+    const unsigned = await fetch(plain);
+    assert.deepEqual([unsigned.status, (await unsigned.json()).code], [403, 403]);
+    assert.equal((await fetch(record.url.slice(0, -1) + (record.url.endsWith('0') ? '1' : '0'))).status, 403);
+    // The same URL for a while (caches keep working), a File value in an object gets it too, a query as well.
+    const holder = await privateFiles.client.post('/1.1/classes/Vault', { doc: { __type: 'File', id: sent.body.objectId } });
+    assert.equal((await privateFiles.client.get(`/1.1/classes/Vault/${holder.body.objectId}`)).body.doc.url, record.url);
+    assert.equal((await privateFiles.client.get('/1.1/classes/_File')).body.results[0].url, record.url);
+    clock.advance(121_000);
+    assert.equal((await fetch(record.url)).status, 403);
+    const fresh = (await privateFiles.client.get(`/1.1/files/${sent.body.objectId}`)).body.url;
+    assert.notEqual(fresh, record.url);
+    assert.equal(await (await fetch(fresh)).text(), 'secret');
+    // An external URL is not this server's to sign.
+    const external = await privateFiles.client.post('/1.1/files', { name: 'x.png', url: 'http://example.com/x.png' });
+    assert.equal((await privateFiles.client.get(`/1.1/files/${external.body.objectId}`)).body.url, 'http://example.com/x.png');
+  } finally {
+    await privateFiles.close();
+  }
 });

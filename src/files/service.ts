@@ -143,7 +143,7 @@ export class FileService {
       objectId,
       createdAt: isoDate(this.options.clock.now()),
       token,
-      url: backend.url(key),
+      url: this.options.objects.fileUrl(backend.url(key)),
       mime_type: mimeType,
       provider: 's3',
       upload_url: this.options.uploadUrl(token),
@@ -217,7 +217,7 @@ export class FileService {
       await this.options.backend.delete(key);
       throw error;
     }
-    return { size: kept.size, bucket: fields.bucket, url: fields.url, name, createdAt: isoDate(saved.createdAt), objectId: saved.objectId };
+    return { size: kept.size, bucket: fields.bucket, url: this.options.objects.fileUrl(fields.url as string), name, createdAt: isoDate(saved.createdAt), objectId: saved.objectId };
   }
 
   /** POST /1.1/files with {name, url, metaData, mime_type, ACL}: a record of bytes kept elsewhere (AV.File.withURL). */

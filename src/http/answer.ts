@@ -9,17 +9,19 @@ import { fileIdsIn, putFiles } from '../objects/file-values.ts';
 import { table } from '../lib/lookup.ts';
 
 /** Classes whose objects go out otherwise than toWire, wherever they are answered (root or included). */
-const views = table<(caller: Caller) => ObjectView>({
+const views = table<(caller: Caller, objects: ObjectService) => ObjectView>({
   // No password, hash or token; authData only for the user itself and the master key.
   _User: (caller) => (object, options) => toUserWire(object, { ...options, viewer: caller }),
+  // The url signed when files are private.
+  _File: (_caller, objects) => (object, options) => objects.fileView(toWire(object, options)),
 });
 
 /** How `caller` sees an object of any class. */
-export function viewFor(caller: Caller): ObjectView {
+export function viewFor(caller: Caller, objects: ObjectService): ObjectView {
   const byClass = new Map<string, ObjectView>();
   return (object, options) => {
     let view = byClass.get(object.className);
-    if (!view) byClass.set(object.className, (view = views[object.className]?.(caller) ?? toWire));
+    if (!view) byClass.set(object.className, (view = views[object.className]?.(caller, objects) ?? toWire));
     return view(object, options);
   };
 }
@@ -42,7 +44,7 @@ export async function answerObjects(
 ): Promise<JsonObject[]> {
   const plan = planInclude(params.include, params.projection);
   const [described, included] = await Promise.all([objects.describe(caller.appId, roots), objects.readIncluded(caller, roots, plan)]);
-  const options = { view: viewFor(caller), returnAcl: params.returnAcl };
+  const options = { view: viewFor(caller, objects), returnAcl: params.returnAcl };
   const answered = described.map((root) => renderIncluded(root, plan, included, options));
   const fileIds = fileIdsIn(answered);
   if (fileIds.size > 0) putFiles(answered, await objects.fileRecords(caller.appId, [...fileIds]));

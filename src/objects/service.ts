@@ -111,7 +111,18 @@ export class ObjectService {
   /** Which fields of a class are relations: their descriptors on every read, their meaning in a where. */
   readonly relations: RelationSchema;
 
-  constructor(options: { store: Store; clock: Clock; schemas: ClassSchemas; readRules?: Record<string, ReadRule>; schemaCacheMs?: number }) {
+  /** A `_File` record's url as answered: signed when files are private (src/files/url-signing.ts), else as kept. */
+  readonly fileUrl: (url: string) => string;
+
+  constructor(options: {
+    store: Store;
+    clock: Clock;
+    schemas: ClassSchemas;
+    readRules?: Record<string, ReadRule>;
+    schemaCacheMs?: number;
+    fileUrl?: (url: string) => string;
+  }) {
+    this.fileUrl = options.fileUrl ?? ((url) => url);
     this.store = options.store;
     this.clock = options.clock;
     this.schemas = options.schemas;
@@ -275,7 +286,13 @@ export class ObjectService {
    */
   async fileRecords(appId: string, ids: readonly string[]): Promise<Map<string, JsonObject>> {
     const records = await this.store.getObjects(appId, '_File', ids, null);
-    return new Map(records.map((record) => [record.objectId, toWire(record)]));
+    return new Map(records.map((record) => [record.objectId, this.fileView(toWire(record))]));
+  }
+
+  /** A `_File` record as answered: its url through fileUrl. */
+  fileView(wire: JsonObject): JsonObject {
+    if (typeof wire.url === 'string') wire.url = this.fileUrl(wire.url);
+    return wire;
   }
 
   async count(caller: QueryCaller, className: string, where: Where): Promise<number> {

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SignedFileUrls } from '../../files/url-signing.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
@@ -18,7 +19,10 @@ const cacheControl = 'public, max-age=31536000, immutable';
  * (the SDK's `s3` uploader sends no application keys; the token is the permission), and, on local
  * disk, the files themselves at their URLs.
  */
-export async function registerFileServing(app: FastifyInstance, options: { files: FileService; local: LocalDiskBackend | null }): Promise<void> {
+export async function registerFileServing(
+  app: FastifyInstance,
+  options: { files: FileService; local: LocalDiskBackend | null; signed: SignedFileUrls | null },
+): Promise<void> {
   const { files, local } = options;
   await app.register(async (raw) => {
     takeRawBodies(raw);
@@ -28,25 +32,29 @@ export async function registerFileServing(app: FastifyInstance, options: { files
       return '';
     });
   });
-  if (!local) {
-    // A private bucket: its files' URLs point here, and each read is sent on to a freshly signed URL.
-    app.route<{ Params: { appId: string; name: string } }>({
-      method: ['GET', 'HEAD'],
-      url: '/files/:appId/:name',
-      handler: async (request, reply) => {
-        const target = await files.backend.signedUrl?.(`${request.params.appId}/${request.params.name}`).catch(() => null);
-        if (!target) return notFound(reply);
-        return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
-      },
-    });
-    return;
-  }
-  app.route<{ Params: { appId: string; name: string } }>({
+  const signed = options.signed;
+  type FileRequest = FastifyRequest<{ Params: { appId: string; name: string }; Querystring: { expires?: string; signature?: string } }>;
+  // Private files (FILES_SIGNED_URL_SECONDS): a URL works only as an answer signed it, until it expires.
+  const preHandler = async (request: FileRequest, reply: FastifyReply) => {
+    if (signed && !signed.verify(request.url.split('?')[0], request.query.expires, request.query.signature)) {
+      const refused = new ApiError('forbidden', 'This file URL needs a valid signature: read the file record again for a fresh one.');
+      return reply.status(refused.status).send(refused.toBody());
+    }
+  };
+  const cacheable = signed ? 'private, max-age=60' : cacheControl;
+  app.route<{ Params: { appId: string; name: string }; Querystring: { expires?: string; signature?: string } }>({
     method: ['GET', 'HEAD'],
     url: '/files/:appId/:name',
     compress: false,
+    preHandler,
     handler: async (request, reply) => {
       const { appId, name } = request.params;
+      if (!local) {
+        // A private bucket: its files' URLs point here, and each read is sent on to a freshly signed URL.
+        const target = await files.backend.signedUrl?.(`${appId}/${name}`).catch(() => null);
+        if (!target) return notFound(reply);
+        return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
+      }
       const sent = await send(request.raw, `/${appId}/${name}`, {
         root: local.root,
         dotfiles: 'deny',
@@ -57,7 +65,7 @@ export async function registerFileServing(app: FastifyInstance, options: { files
       });
       if (sent.type === 'error' || sent.type === 'directory') return notFound(reply);
       reply.status(sent.statusCode).headers(sent.headers);
-      if (sent.statusCode === 200 || sent.statusCode === 206) reply.header('Cache-Control', cacheControl);
+      if (sent.statusCode === 200 || sent.statusCode === 206) reply.header('Cache-Control', cacheable);
       return reply.send(sent.stream);
     },
   });
