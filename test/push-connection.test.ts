@@ -224,3 +224,22 @@ test('WebSocket upgrades to other paths are refused', async () => {
   const status = await new Promise<number>((resolve) => socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)).on('error', () => resolve(-1)));
   assert.equal(status, 404);
 });
+
+test('a request offering another upgrade (Java HttpClient: h2c) is answered as plain HTTP; with a body it is refused in words', async () => {
+  const { connect } = await import('node:net');
+  const port = Number(new URL(server.url).port);
+  const raw = (request: string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      let out = '';
+      socket.on('data', (chunk) => (out += chunk));
+      socket.on('close', () => resolve(out));
+    });
+  const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQBAAAAAAIAAAAA\r\n';
+  const route = await raw(`GET /v1/route?appId=${server.appId} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${h2c}\r\n`);
+  assert.match(route, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(route, /"server":"ws:\/\/127\.0\.0\.1:\d+\/v1\/push\/connection"/);
+  const posted = await raw(`POST /1.1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n${h2c}\r\n{}`);
+  assert.match(posted, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  assert.ok(posted.includes('{"code":1,"error":"Upgrade to h2c is not supported: send the request without an Upgrade header."}'), posted);
+});
