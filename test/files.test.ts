@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { ManualClock, startServer, type TestServer } from './helpers/harness.ts';
 import { signUp, type SignedUpUser } from './helpers/accounts.ts';
 import { filesFolder, filesUnder, sendBytes } from './helpers/files.ts';
+import sharp from 'sharp';
 
 let server: TestServer;
 let folder: string;
@@ -278,6 +279,8 @@ test('FILES_SIGNED_URL_SECONDS: answers show file URLs signed, and only a signed
     assert.equal(sent.body.url, record.url);
     const served = await fetch(record.url);
     assert.deepEqual([served.status, await served.text(), served.headers.get('cache-control')], [200, 'secret', 'private, max-age=60']);
+    // thumbnailURL appends its query after the signature's: the signature still holds (400: not an image, not 403).
+    assert.equal((await fetch(`${record.url}?imageView/2/w/10/h/10`)).status, 400);
     const unsigned = await fetch(plain);
     assert.deepEqual([unsigned.status, (await unsigned.json()).code], [403, 403]);
     assert.equal((await fetch(record.url.slice(0, -1) + (record.url.endsWith('0') ? '1' : '0'))).status, 403);
@@ -296,4 +299,33 @@ test('FILES_SIGNED_URL_SECONDS: answers show file URLs signed, and only a signed
   } finally {
     await privateFiles.close();
   }
+});
+
+test('thumbnailURL: imageView/<mode>/w/h/q/format is answered resized (made once), for images only', async () => {
+  const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c00' } }).png().toBuffer();
+  const sent = await sendBytes(server.client, 'POST', '/1.1/files/wide.png', png);
+  const url = sent.body.url as string;
+  const sizeOf = async (response: Response) => {
+    const meta = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
+    return [meta.format, meta.width, meta.height];
+  };
+  // The SDK's spelling: url + '?imageView/' + mode + '/w/' + w + '/h/' + h + '/q/' + q + '/format/' + fmt.
+  const fit = await fetch(`${url}?imageView/2/w/50/h/50/q/100/format/png`);
+  assert.equal(fit.headers.get('content-type'), 'image/png');
+  assert.deepEqual(await sizeOf(fit), ['png', 50, 25]);
+  const crop = await fetch(`${url}?imageView/1/w/40/h/40/q/80/format/jpg`);
+  assert.equal(crop.headers.get('content-type'), 'image/jpeg');
+  assert.deepEqual(await sizeOf(crop), ['jpeg', 40, 40]);
+  const again = await fetch(`${url}?imageView/2/w/50/h/50/q/100/format/png`);
+  assert.equal(again.headers.get('etag'), fit.headers.get('etag'));
+  assert.ok((await filesUnder(folder)).some((path) => path.startsWith(`.thumbs/${sent.body.url.split('/files/')[1]}/`)));
+
+  const bad = await fetch(`${url}?imageView/2/w/0/h/50`);
+  assert.deepEqual([bad.status, (await bad.json()).code], [400, 1]);
+  const text = await sendBytes(server.client, 'POST', '/1.1/files/plain.txt', 'not an image');
+  const notImage = await fetch(`${text.body.url}?imageView/2/w/10/h/10`);
+  assert.deepEqual([notImage.status, (await notImage.json()).error], [400, 'This file is not an image a thumbnail can be made of.']);
+  // Deleting the file deletes its thumbnails.
+  await server.master.delete(`/1.1/files/${sent.body.objectId}`);
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path.startsWith('.thumbs/') && path.includes(url.split('/').pop()!)), []);
 });

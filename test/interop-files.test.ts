@@ -51,6 +51,10 @@ test("a user's avatar is saved and read back as an AV.File", async () => {
   assert.equal(back.url(), avatar.url());
   assert.equal(back.size(), 4);
   assert.equal(back.get('mime_type'), 'image/png');
+  // A PNG of one pixel: its thumbnail is no larger (mode 2 never enlarges).
+  const pixel = await new AV.File('pixel.png', Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64')).save();
+  const thumb = await fetch(pixel.thumbnailURL(20, 20));
+  assert.deepEqual([thumb.status, thumb.headers.get('content-type')], [200, 'image/png']);
   assert.deepEqual([...Buffer.from(await (await fetch(back.url())).arrayBuffer())], [0x89, 0x50, 0x4e, 0x47]);
   const post = await new AV.Object('SdkFilePost', { author: read, attachments: [avatar] }).save();
   const withAuthor = await new AV.Query('SdkFilePost').include('author').get(post.id as string);

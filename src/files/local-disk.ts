@@ -4,6 +4,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { resizer, thumbnailName, type ThumbnailSpec } from './thumbnails.ts';
 import { checkKey, TooLarge, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
 
 /** Counts (`counted`: not `size`, which lib-storage would read as the length) and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
@@ -73,6 +74,33 @@ export class LocalDiskBackend implements FileBackend {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+    await rm(join(this.thumbnailRoot, key), { recursive: true, force: true });
+  }
+
+  /**
+   * The path under `thumbnailRoot` of a thumbnail of the key's image, made once and kept (`.thumbs/`, atomic as
+   * put is); null when the key holds nothing, 'notImage' when its bytes are no image sharp reads.
+   */
+  async thumbnail(key: string, spec: ThumbnailSpec): Promise<string | null | 'notImage'> {
+    const relative = `${checkKey(key)}/${thumbnailName(spec)}`;
+    const target = join(this.thumbnailRoot, relative);
+    if ((await stat(target).catch(() => null))?.isFile()) return relative;
+    if ((await this.head(key)) === null) return null;
+    const partial = join(this.root, '.partial', randomBytes(12).toString('hex'));
+    await mkdir(dirname(partial), { recursive: true });
+    try {
+      await pipeline(createReadStream(this.path(key)), resizer(spec), createWriteStream(partial, { flags: 'wx' }));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(partial, target);
+    } catch {
+      await rm(partial, { force: true });
+      return 'notImage';
+    }
+    return relative;
+  }
+
+  get thumbnailRoot(): string {
+    return join(this.root, '.thumbs');
   }
 
   url(key: string): string {

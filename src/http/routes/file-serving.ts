@@ -1,10 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SignedFileUrls } from '../../files/url-signing.ts';
+import { thumbnailSpec } from '../../files/thumbnails.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
 import type { LocalDiskBackend } from '../../files/local-disk.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
+
+function refuse(reply: FastifyReply, message: string): FastifyReply {
+  const refused = new ApiError('other', message);
+  return reply.status(refused.status).send(refused.toBody());
+}
 
 function notFound(reply: FastifyReply): FastifyReply {
   const missing = new ApiError('objectNotFound', 'File not found.');
@@ -36,7 +42,9 @@ export async function registerFileServing(
   type FileRequest = FastifyRequest<{ Params: { appId: string; name: string }; Querystring: { expires?: string; signature?: string } }>;
   // Private files (FILES_SIGNED_URL_SECONDS): a URL works only as an answer signed it, until it expires.
   const preHandler = async (request: FileRequest, reply: FastifyReply) => {
-    if (signed && !signed.verify(request.url.split('?')[0], request.query.expires, request.query.signature)) {
+    // thumbnailURL appends "?imageView/…" to a signed URL's own query: the signature ends at that "?".
+    const signature = request.query.signature?.split('?')[0];
+    if (signed && !signed.verify(request.url.split('?')[0], request.query.expires, signature)) {
       const refused = new ApiError('forbidden', 'This file URL needs a valid signature: read the file record again for a fresh one.');
       return reply.status(refused.status).send(refused.toBody());
     }
@@ -55,8 +63,19 @@ export async function registerFileServing(
         if (!target) return notFound(reply);
         return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
       }
-      const sent = await send(request.raw, `/${appId}/${name}`, {
-        root: local.root,
+      const spec = thumbnailSpec(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
+      if (spec === 'invalid') return refuse(reply, 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif].');
+      let path = `/${appId}/${name}`;
+      let root = local.root;
+      if (spec) {
+        const made = await local.thumbnail(`${appId}/${name}`, spec).catch(() => null);
+        if (made === null) return notFound(reply);
+        if (made === 'notImage') return refuse(reply, 'This file is not an image a thumbnail can be made of.');
+        path = `/${made}`;
+        root = local.thumbnailRoot;
+      }
+      const sent = await send(request.raw, path, {
+        root,
         dotfiles: 'deny',
         index: false,
         cacheControl: false,
