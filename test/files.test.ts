@@ -320,6 +320,10 @@ test('thumbnailURL: imageView/<mode>/w/h/q/format is answered resized (made once
   assert.equal(again.headers.get('etag'), fit.headers.get('etag'));
   assert.ok((await filesUnder(folder)).some((path) => path.startsWith(`.thumbs/${sent.body.url.split('/files/')[1]}/`)));
 
+  for (let side = 1; side <= 14; side++) assert.equal((await fetch(`${url}?imageView/2/w/${side}/h/${side}`)).status, 200);
+  const seventeenth = await fetch(`${url}?imageView/2/w/99/h/99`);
+  assert.deepEqual([seventeenth.status, (await seventeenth.json()).error], [400, 'At most 16 thumbnail sizes are made of one file.']);
+  assert.equal((await fetch(`${url}?imageView/2/w/1/h/1`)).status, 200, 'a kept size is still served');
   const bad = await fetch(`${url}?imageView/2/w/0/h/50`);
   assert.deepEqual([bad.status, (await bad.json()).code], [400, 1]);
   const text = await sendBytes(server.client, 'POST', '/1.1/files/plain.txt', 'not an image');

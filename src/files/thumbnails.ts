@@ -35,7 +35,7 @@ export function thumbnailName(spec: ThumbnailSpec): string {
 
 /** A stream that takes an image's bytes and gives the thumbnail's (sharp: libvips, a few MiB whatever the image). */
 export function resizer(spec: ThumbnailSpec): Sharp {
-  return sharp({ limitInputPixels: 100_000_000 })
+  return sharp({ limitInputPixels: 50_000_000 })
     .rotate()
     .resize(spec.width, spec.height, { fit: spec.crop ? 'cover' : 'inside', withoutEnlargement: !spec.crop })
     .toFormat(spec.format, { quality: spec.quality });

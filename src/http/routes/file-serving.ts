@@ -4,7 +4,7 @@ import { thumbnailSpec } from '../../files/thumbnails.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
-import type { LocalDiskBackend } from '../../files/local-disk.ts';
+import { maxThumbnailsPerFile, type LocalDiskBackend } from '../../files/local-disk.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
 
 function refuse(reply: FastifyReply, message: string): FastifyReply {
@@ -71,6 +71,7 @@ export async function registerFileServing(
         const made = await local.thumbnail(`${appId}/${name}`, spec).catch(() => null);
         if (made === null) return notFound(reply);
         if (made === 'notImage') return refuse(reply, 'This file is not an image a thumbnail can be made of.');
+        if (made === 'tooMany') return refuse(reply, `At most ${maxThumbnailsPerFile} thumbnail sizes are made of one file.`);
         path = `/${made}`;
         root = local.thumbnailRoot;
       }
