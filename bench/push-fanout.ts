@@ -7,10 +7,8 @@
 // processes. Measured per run: time from the request until the record shows every installation
 // routed, until every connected device has the message, and the Roost process's resident memory
 // with every device connected.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { readFileSync } from 'node:fs';
-import { createDatabase, dropDatabase, envNumber, log, root, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
+import { startSimulator, rssMiB, type Simulator } from './simulators.ts';
+import { createDatabase, dropDatabase, envNumber, log, profileArgs, machine, recordSection, cpuTime, postgresCpu, postgresCpuSince } from './lib.ts';
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { seedInstallations } from '../test/helpers/seed-installations.ts';
 import { Client } from '../test/helpers/client.ts';
@@ -29,49 +27,6 @@ interface RunResult {
   roostCpuS: number;
   postgresCpuS: number;
   simulatorsCpuS: number;
-}
-
-interface Simulator {
-  child: ChildProcess;
-  events: Array<Record<string, any>>;
-  waitFor(predicate: (event: Record<string, any>) => boolean, timeoutMs: number): Promise<Record<string, any>>;
-}
-
-function startSimulator(url: string, keys: { appId: string; appKey: string }, start: number, count: number): Simulator {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'devices', 'simulate', '--url', url, '--app-id', keys.appId, '--app-key', keys.appKey,
-      '--count', String(count), '--start', String(start), '--prefix', 'bench-', '--concurrency', '250'],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const events: Array<Record<string, any>> = [];
-  const waiters: Array<() => void> = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (!line.startsWith('{')) return;
-    events.push(JSON.parse(line));
-    for (const wake of waiters.splice(0)) wake();
-  });
-  return {
-    child,
-    events,
-    async waitFor(predicate, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = events.find(predicate);
-        if (found) return found;
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error('simulator: timed out');
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
-    },
-  };
-}
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
 async function main() {

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { startServer, type TestServer } from './helpers/harness.ts';
 import { LcDevice } from './helpers/lc-device.ts';
 import { command, encodeCommand } from '../src/push/connection/messages.ts';
+import { simulateDevices } from '../src/push/channel/simulate.ts';
 
 /**
  * LeanCloud's push connection (docs/push-connection.md): the router, the subprotocol, login, data,
@@ -242,4 +243,21 @@ test('a request offering another upgrade (Java HttpClient: h2c) is answered as p
   const posted = await raw(`POST /1.1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n${h2c}\r\n{}`);
   assert.match(posted, /^HTTP\/1\.1 400 Bad Request\r\n/);
   assert.ok(posted.includes('{"code":1,"error":"Upgrade to h2c is not supported: send the request without an Upgrade header."}'), posted);
+});
+
+test('roost devices simulate --protocol lc: simulated devices log in, receive and acknowledge', async () => {
+  for (let k = 0; k < 3; k++) await install(`sim-lc-${k}`, { channels: ['sim'] });
+  const events: Array<Record<string, unknown>> = [];
+  const simulation = await simulateDevices({ url: server.url, appId: server.appId, appKey: server.appKey, count: 3, prefix: 'sim-lc-', start: 0, concurrency: 2, protocol: 'lc', emit: (e) => events.push(e) });
+  try {
+    assert.equal(events[0].event, 'connected');
+    assert.equal(events[0].devices, 3);
+    const id = await push({ channels: ['sim'], data: { alert: 'simulated' } });
+    const deadline = Date.now() + 5000;
+    while (!events.some((e) => e.event === 'received' && e.id === id) && Date.now() < deadline) await settle();
+    assert.ok(events.some((e) => e.event === 'received' && e.id === id && e.devices === 3), JSON.stringify(events));
+    assert.equal((await acked(id, 3)).lcSuccesses, 3);
+  } finally {
+    await simulation.close();
+  }
 });

@@ -19,6 +19,15 @@ export interface ChannelClientOptions {
   onPush?: (frame: PushFrame) => void;
 }
 
+/** Closes a client socket and resolves once it is closed. */
+export function closeSocket(socket: WebSocket | null): Promise<void> {
+  if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    socket.once('close', () => resolve());
+    socket.close();
+  });
+}
+
 export class ChannelError extends Error {
   readonly code: number;
   constructor(code: number, message: string) {
@@ -123,11 +132,6 @@ export class ChannelClient {
   }
 
   close(): Promise<void> {
-    const socket = this.socket;
-    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
-    return new Promise((resolve) => {
-      socket.once('close', () => resolve());
-      socket.close();
-    });
+    return closeSocket(this.socket);
   }
 }

@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import { simulateDevices } from './simulate.ts';
 
 export const devicesUsage =
-  'devices simulate --url URL --app-id ID --app-key KEY --count N [--prefix dev-] [--start 0] [--concurrency 200]\n' +
-  '                                          connect N simulated devices to the own push channel (JSON lines on stdout)';
+  'devices simulate --url URL --app-id ID --app-key KEY --count N [--prefix dev-] [--start 0] [--concurrency 200] [--protocol own|lc]\n' +
+  '                                          connect N simulated devices to the own push channel, or to LeanCloud\'s push connection with\n' +
+  '                                          --protocol lc (JSON lines on stdout)';
 
 /**
  * `roost devices simulate …`: holds N device connections until interrupted, printing a JSON line
@@ -22,6 +23,7 @@ export async function devicesCommand(args: string[], usageError: (message: strin
       prefix: { type: 'string', default: 'dev-' },
       start: { type: 'string', default: '0' },
       concurrency: { type: 'string', default: '200' },
+      protocol: { type: 'string', default: 'own' },
     },
   });
   const url = values.url;
@@ -34,8 +36,10 @@ export async function devicesCommand(args: string[], usageError: (message: strin
   if (![count, start, concurrency].every((n) => Number.isInteger(n) && n >= 0) || concurrency < 1) {
     usageError('--count, --start and --concurrency must be whole numbers');
   }
+  const protocol = values.protocol;
+  if (protocol !== 'own' && protocol !== 'lc') usageError('--protocol must be own or lc');
   const emit = (event: Record<string, unknown>) => process.stdout.write(JSON.stringify(event) + '\n');
-  const simulation = await simulateDevices({ url, appId, appKey, count, prefix: values.prefix!, start, concurrency, emit });
+  const simulation = await simulateDevices({ url, appId, appKey, count, prefix: values.prefix!, start, concurrency, protocol, emit });
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
