@@ -261,3 +261,27 @@ test('roost devices simulate --protocol lc: simulated devices log in, receive an
     await simulation.close();
   }
 });
+
+test('SPEC §4.3 rule 1 holds: with mixed push on, a device with a maker token is not sent over this connection; without one it is', async () => {
+  await install('lc-maker', { channels: ['rule1'], vendor: 'mi', registrationId: 'token-1' });
+  await install('lc-plain', { channels: ['rule1'] });
+  const maker = await online('lc-maker');
+  const plain = await online('lc-plain');
+  const on = await server.master.put('/1.1/settings', { commercial: true, mixedPush: true });
+  assert.equal(on.status, 200, on.text);
+  try {
+    const id = await push({ channels: ['rule1'], data: { alert: 'rule 1' } });
+    await plain.until('the push', () => plain.pushes.length === 1);
+    assert.equal(plain.pushes[0].id, id);
+    await settle();
+    assert.equal(maker.pushes.length, 0);
+    const r = await record(id);
+    assert.equal(r.routes.mi.devices, 1);
+    assert.equal(r.routes.lc.devices, 1);
+  } finally {
+    const off = await server.master.put('/1.1/settings', { mixedPush: false });
+    assert.equal(off.status, 200, off.text);
+  }
+  const id = await push({ channels: ['rule1'], data: { alert: 'mixed push off' } });
+  await maker.until('the push once mixed push is off', () => maker.pushes.some((p) => p.id === id));
+});
