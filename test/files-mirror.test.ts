@@ -73,7 +73,7 @@ const record = (name: string, path: string, extra: Record<string, unknown> = {})
 });
 
 const mirror = (...args: string[]) =>
-  roostCli({ ...database.env, FILES_DIR: folder, ROOST_SECRET: server.config.secret, PUBLIC_URL: server.url }, 'files', 'mirror', '--app', server.appId, '--timeout', '500', ...args);
+  roostCli({ ...database.env, FILES_DIR: folder, ROOST_SECRET: server.config.secret, PUBLIC_URL: server.url }, 'files', 'mirror', '--app', server.appId, '--timeout', '2000', ...args);
 
 test('mirror copies what it can, reports what failed, and resumes', async () => {
   const [a, slow, missing, drop, stall, external] = await insertUntyped(server.store, server.appId, '_File', [
