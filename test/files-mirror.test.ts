@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
-import { insertUntyped } from './helpers/untyped.ts';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { filesFolder, filesUnder } from './helpers/files.ts';
 import { roostCli } from './helpers/cli.ts';
 
@@ -76,14 +77,21 @@ const mirror = (...args: string[]) =>
   roostCli({ ...database.env, FILES_DIR: folder, ROOST_SECRET: server.config.secret, PUBLIC_URL: server.url }, 'files', 'mirror', '--app', server.appId, '--timeout', '2000', ...args);
 
 test('mirror copies what it can, reports what failed, and resumes', async () => {
-  const [a, slow, missing, drop, stall, external] = await insertUntyped(server.store, server.appId, '_File', [
+  // The records arrive as the hosted export has them, through roost import.
+  const rows = [
     record('a.txt', '/a.txt'),
     record('slow.bin', '/slow.bin'),
     record('missing.png', '/missing.png'),
     record('drop.bin', '/drop.bin'),
     record('stall.bin', '/stall.bin'),
     { ...record('ext.jpg', '/a.txt'), metaData: { __source: 'external', size: 0 } },
-  ]);
+  ].map((row, i) => ({ objectId: `5f0000000000000000000${i}`.padEnd(24, '0'), createdAt: '2020-01-01T00:00:00.000Z', updatedAt: '2020-01-01T00:00:00.000Z', ...row }));
+  const exported = join(folder, '..', `_File-${process.pid}.jsonl`);
+  await writeFile(exported, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  const imported = await roostCli({ ...database.env, ROOST_SECRET: server.config.secret }, 'import', '--app', server.appId, '--class', '_File', exported);
+  await rm(exported);
+  assert.equal(imported.code, 0, imported.stderr);
+  const [a, slow, missing, drop, stall, external] = rows.map((row) => row.objectId);
   const holder = await server.client.post('/1.1/classes/Album', { cover: { __type: 'File', id: a } });
 
   const first = await mirror('--parallel', '2');
