@@ -98,6 +98,10 @@ test('an upload token is good for one upload, on its own signature, until it exp
 
   assert.ok(!server.logs.join('').includes(granted.token.slice(0, 40)), 'the upload token reaches no log line');
   assert.ok(server.logs.join('').includes('/files-upload/<token>'));
+  const bulky = await server.client.post('/1.1/fileTokens', { name: 'x.txt', metaData: { note: 'n'.repeat(9000) } });
+  assert.deepEqual([bulky.status, bulky.body], [400, { code: 116, error: "A file's metaData and ACL may hold at most 8192 bytes." }]);
+  const badAcl = await server.client.post('/1.1/fileTokens', { name: 'x.txt', ACL: { '*': { read: 'yes' } } });
+  assert.deepEqual([badAcl.status, badAcl.body.code], [400, 123]);
   const forged = await fetch(`${server.url}/files-upload/${granted.token.slice(0, -4)}AAAA`, { method: 'PUT', body: 'x' });
   assert.equal(forged.status, 403);
   assert.deepEqual(await forged.json(), { code: 403, error: 'The file upload token is invalid or has expired.' });
