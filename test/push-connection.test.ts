@@ -285,3 +285,29 @@ test('SPEC §4.3 rule 1 holds: with mixed push on, a device with a maker token i
   const id = await push({ channels: ['rule1'], data: { alert: 'mixed push off' } });
   await maker.until('the push once mixed push is off', () => maker.pushes.some((p) => p.id === id));
 });
+
+test('a socket silent past the limit is dropped; one that answers pings stays', async () => {
+  const { default: Fastify } = await import('fastify');
+  const { registerPushConnection } = await import('../src/http/routes/push-connection.ts');
+  const app = Fastify();
+  registerPushConnection(app, { protocol: server.services.push.lcConnection, appExists: async () => true, url: null, silentLimitMs: 600 });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/push/connection`;
+  const open = (autoPong: boolean) =>
+    new Promise<WebSocket>((resolve, reject) => {
+      const socket = new WebSocket(url, ['lc.protobuf2.3'], { autoPong });
+      socket.once('open', () => resolve(socket)).once('error', reject);
+    });
+  try {
+    const silent = await open(false);
+    const answering = await open(true);
+    const closed = await new Promise<number>((resolve) => silent.once('close', resolve));
+    assert.equal(closed, 1006, 'terminated');
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    assert.equal(answering.readyState, WebSocket.OPEN, 'pongs keep it');
+    answering.terminate();
+  } finally {
+    await app.close();
+  }
+});

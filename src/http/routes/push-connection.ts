@@ -77,7 +77,7 @@ export function registerPushConnection(
       if (now - (lastHeard.get(ws) ?? 0) > silentLimit) ws.terminate();
       else ws.ping();
     }
-  }, Math.min(pingMs, silentLimit));
+  }, Math.min(pingMs, silentLimit / 3));
   sweep.unref();
 
   app.addHook('preClose', async () => {
