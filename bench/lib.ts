@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 // Shared helpers of the benchmarks: processes under test, databases, autocannon runs, tables.
 // Every server under test runs in its own process; autocannon runs in this one.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -135,7 +136,9 @@ export function roostEnv(store: { databaseUrl?: string; sqlitePath?: string }, p
   delete env.DATABASE_URL;
   delete env.SQLITE_PATH;
   delete env.NODE_OPTIONS;
+  // PostgreSQL needs a sealing key (src/secret-keys.ts): a fixed one, so a bench database outlives a run.
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
+  if (store.databaseUrl) env.ROOST_SECRET_KEY ||= createHash('sha256').update('roost bench secret key').digest('base64');
   if (store.sqlitePath) env.SQLITE_PATH = store.sqlitePath;
   return env;
 }

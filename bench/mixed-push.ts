@@ -14,6 +14,7 @@ import { Client } from '../test/helpers/client.ts';
 import { closeMakers, startMakers, vendorSettings } from '../test/helpers/makers.ts';
 import { seedMixedInstallations } from '../test/helpers/seed-mixed.ts';
 import { vendors } from '../src/push/vendors/types.ts';
+import { newSecretKeyText } from '../src/lib/secret-box.ts';
 
 const installations = envNumber('MIXED_INSTALLATIONS', 1_000_000);
 const pageSize = envNumber('MIXED_PAGE_SIZE', 5000);
@@ -34,7 +35,7 @@ interface Run {
 
 async function main() {
   const name = `roost_bench_mixed_${process.pid}`;
-  const env = { DATABASE_URL: await createDatabase(name), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
+  const env = { DATABASE_URL: await createDatabase(name), ROOST_SECRET_KEY: newSecretKeyText(), PUSH_PAGE_SIZE: String(pageSize), LOG_LEVEL: 'info' };
   const makers = await startMakers();
   const roost = await spawnRoost(env, profileArgs()).catch(async (error: unknown) => {
     await closeMakers(makers);

@@ -12,6 +12,7 @@ import { createDatabase, dropDatabase, envNumber, log, profileArgs, machine, rec
 import { spawnRoost } from '../test/helpers/processes.ts';
 import { seedInstallations } from '../test/helpers/seed-installations.ts';
 import { Client } from '../test/helpers/client.ts';
+import { newSecretKeyText } from '../src/lib/secret-box.ts';
 
 const installations = envNumber('FANOUT_INSTALLATIONS', 100_000);
 const connected = envNumber('FANOUT_CONNECTED', 19_900);
@@ -31,7 +32,7 @@ interface RunResult {
 
 async function main() {
   const name = `roost_bench_fanout_${process.pid}`;
-  const env = { DATABASE_URL: await createDatabase(name), PUSH_PAGE_SIZE: String(pageSize) };
+  const env = { DATABASE_URL: await createDatabase(name), ROOST_SECRET_KEY: newSecretKeyText(), PUSH_PAGE_SIZE: String(pageSize) };
   const roost = await spawnRoost(env, profileArgs());
   const keys = roost.defaultKeys!;
   const sims: Simulator[] = [];

@@ -8,6 +8,8 @@ import { AppRegistry } from './apps/registry.ts';
 import { creationRefusal, givenKeys, keyOptions } from './apps/key-options.ts';
 import { mergeSettings, publicSettings } from './apps/settings.ts';
 import { serve } from './main.ts';
+import { appKeysCommand, appKeysUsage } from './app-keys-command.ts';
+import { secretsCommand, secretsUsage } from './secrets-command.ts';
 import { devicesCommand, devicesUsage } from './push/channel/simulate-command.ts';
 import { importCommand, importUsage } from './import/command.ts';
 import { indexCommand, indexUsage } from './index-command.ts';
@@ -22,8 +24,10 @@ const usage = `Usage: roost <command>
                                           create one that keeps the hosted service's id and keys (missing ones generated)
   app list                                list applications (id, name, created)
   app settings APPID [--set key=value …]  show settings, or change them (values are JSON: true, "text", null, {…})
+  ${appKeysUsage}
   migrate                                 apply database migrations and exit
   --version                               print Roost's version
+  ${secretsUsage}
   ${devicesUsage}
   ${importUsage}
   ${indexUsage}
@@ -98,6 +102,11 @@ async function appCommand(args: string[]): Promise<number> {
     print(publicSettings(mergeSettings(settings)));
     return 0;
   }
+  if (sub === 'keys' || sub === 'rotate' || sub === 'delete') {
+    return appKeysCommand(sub, rest, withRegistry, (message) => {
+      throw new UsageError(message);
+    });
+  }
   throw new UsageError(`unknown app command "${sub ?? ''}"`);
 }
 
@@ -126,6 +135,10 @@ export async function runCli(argv: string[]): Promise<number> {
         });
       case 'files':
         return await filesCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'secrets':
+        return await secretsCommand(rest, loadConfig(), (message) => {
           throw new UsageError(message);
         });
       case 'devices':

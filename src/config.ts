@@ -7,6 +7,12 @@ export interface Config {
   /** postgres://… for PostgreSQL; absent means the embedded SQLite file. */
   databaseUrl: string | null;
   sqlitePath: string;
+  /** Where the data lives by default (DATA_DIR): the SQLite file, outboxes, the first start's key file. */
+  dataDir: string;
+  /** ROOST_SECRET_KEY: the keys that seal secrets in the database (src/secret-keys.ts), first one sealing. */
+  secretKey: string | null;
+  /** ROOST_SECRET_KEY_FILE: a file holding those keys, one a line. */
+  secretKeyFile: string | null;
   redisUrl: string | null;
   smtpUrl: string | null;
   mailFrom: string;
@@ -143,6 +149,9 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     databaseUrl,
     sqlitePath: text(env, 'SQLITE_PATH') ?? join(dataDir, 'roost.sqlite'),
+    dataDir,
+    secretKey: text(env, 'ROOST_SECRET_KEY') ?? null,
+    secretKeyFile: text(env, 'ROOST_SECRET_KEY_FILE') ?? null,
     redisUrl: text(env, 'REDIS_URL'),
     smtpUrl,
     mailFrom: text(env, 'MAIL_FROM') ?? 'Roost <no-reply@localhost>',

@@ -1,9 +1,32 @@
-import { loadConfig } from './config.ts';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { AppKeys } from './apps/keys.ts';
+import { loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { systemClock } from './lib/clock.ts';
 import { isEntryPoint } from './lib/entry-point.ts';
 import { checkRedis, listenAtStart, openStoreAtStart, reportStartFailure } from './startup.ts';
 import { buildServer } from './server.ts';
+
+/**
+ * The keys of the application made on first start reach the operator and no log collector: on a
+ * terminal they are printed; otherwise (a service manager, a container, a pipe, whose output is
+ * collected as logs) they go to a file only its owner reads, and the log says where.
+ */
+export function showFirstKeys(keys: AppKeys, config: Pick<Config, 'dataDir'>, logger: Logger): void {
+  const text = `Roost created the application "default":\n  appId:     ${keys.appId}\n  appKey:    ${keys.appKey}\n  masterKey: ${keys.masterKey}\n`;
+  if (process.stdout.isTTY) {
+    process.stdout.write(`\n${text}\n`);
+    logger.info({ appId: keys.appId }, 'created application "default" (keys printed on the terminal once)');
+    return;
+  }
+  const keysFile = resolve(config.dataDir, 'default-app-keys.txt');
+  mkdirSync(dirname(keysFile), { recursive: true });
+  writeFileSync(keysFile, text, { mode: 0o600 });
+  chmodSync(keysFile, 0o600);
+  logger.info({ appId: keys.appId, keysFile }, 'created application "default": its keys are in keysFile (readable by this user only); read them, then delete the file');
+}
 
 /** Starts one Roost node: config → storage → HTTP server. */
 export async function serve(): Promise<void> {
@@ -17,13 +40,7 @@ export async function serve(): Promise<void> {
   const url = await listenAtStart(app, config);
 
   const created = await services.registry.ensureDefault();
-  if (created) {
-    // Printed once, on the first start with an empty store, so the operator can copy the keys.
-    process.stdout.write(
-      `\nRoost created the application "default":\n  appId:     ${created.appId}\n  appKey:    ${created.appKey}\n  masterKey: ${created.masterKey}\n\n`,
-    );
-    logger.info({ appId: created.appId }, 'created application "default" (keys printed on stdout once)');
-  }
+  if (created) showFirstKeys(created, config, logger);
 
   let closing = false;
   const shutdown = async (signal: string) => {

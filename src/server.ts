@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { acceptedKeys } from './apps/keys.ts';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import type { Logger } from 'pino';
@@ -193,7 +194,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     clock,
     logger: deps.logger,
     objects,
-    appKey: async (appId) => (await registry.get(appId))?.appKey ?? null,
+    appKeys: async (appId) => {
+      const app = await registry.get(appId);
+      return app ? acceptedKeys(app, 'appKey', clock.now()) : null;
+    },
     redisUrl: config.redisUrl,
     dispatch: deps.vendorDispatch ?? mixed.dispatch,
     pageSize: config.pushPageSize,

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config.ts';
 import { openStore } from './storage/open.ts';
+import { SecretKeyError } from './lib/secret-box.ts';
 import type { Store } from './storage/store.ts';
 
 /**
@@ -61,6 +62,7 @@ export async function openStoreAtStart(config: Config): Promise<Store> {
     try {
       return await openStore(config);
     } catch (error) {
+      if (error instanceof SecretKeyError) throw new StartError(error.message, { cause: error });
       throw new StartError(`cannot reach PostgreSQL at ${url}: ${reasonOf(error)}`, { cause: error });
     }
   }
@@ -76,6 +78,7 @@ export async function openStoreAtStart(config: Config): Promise<Store> {
   try {
     return await openStore(config);
   } catch (error) {
+    if (error instanceof SecretKeyError) throw new StartError(error.message, { cause: error });
     throw new StartError(`cannot open the SQLite database at ${config.sqlitePath}: ${reasonOf(error)}`, { cause: error });
   }
 }

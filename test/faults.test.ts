@@ -115,7 +115,7 @@ test('PostgreSQL cut under load: the node stays up, answers 503 and /health 503,
   const target = new URL(database.env.DATABASE_URL);
   const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port || 5432) });
   relays.push(relay);
-  const node = await start({ DATABASE_URL: throughRelay(database.env.DATABASE_URL, relay) });
+  const node = await start({ ...database.env, DATABASE_URL: throughRelay(database.env.DATABASE_URL, relay) });
   const client = new Client({ url: node.url, ...node.defaultKeys! });
 
   // Cut while writes are in flight, so some pool clients are checked out when their socket dies.

@@ -2,6 +2,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { testDatabase, type TestDatabase } from './helpers/harness.ts';
 import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
 import { holdWriteLock, waitForLockWaiters } from './helpers/locks.ts';
@@ -60,4 +63,23 @@ test('PostgreSQL: three nodes that all wait at the first application still creat
   const release = await holdWriteLock(database, 'apps');
   const started = await startThree(database, () => waitForLockWaiters(database, 'apps', 3).finally(release));
   await assertOneDefault(database, started);
+});
+
+// Issue 18: keys never reach the log stream. stdout here is a pipe, as under systemd or in a container.
+test('without a terminal, the first start writes the keys to a file only its owner reads, and no output line holds one', async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  const dataDir = mkdtempSync(join(tmpdir(), 'roost-first-'));
+  const single = await spawnRoost({ ...database.env, DATA_DIR: dataDir });
+  nodes.push(single);
+  const keysFile = join(dataDir, 'default-app-keys.txt');
+  assert.equal(statSync(keysFile).mode & 0o777, 0o600);
+  const keys = single.defaultKeys!;
+  assert.match(readFileSync(keysFile, 'utf8'), new RegExp(`masterKey: ${keys.masterKey}\\n`));
+  for (const line of single.lines) {
+    assert.equal(line.includes(keys.masterKey) || line.includes(keys.appKey), false, line);
+  }
+  assert.ok(single.lines.some((line) => line.includes(`"keysFile":"${keysFile}"`)));
+  const response = await fetch(`${single.url}/1.1/classes/Probe`, { headers: { 'X-LC-Id': keys.appId, 'X-LC-Key': `${keys.masterKey},master` } });
+  assert.equal(response.status, 200);
 });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { storeKind, testDatabase, type TestDatabase } from './helpers/harness.ts';
 import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import { newSecretKeyText } from '../src/lib/secret-box.ts';
 
 /**
  * Review of e2b2d15, finding 11 (and the Redis message of finding 10): start-up as operators meet
@@ -82,7 +83,7 @@ describe('a failure to start is one line that names the cause', { concurrency: 2
 
   test('PostgreSQL unreachable, for the server and for a CLI command (the password stays out)', async () => {
     const port = await closedPort();
-    const env = { DATABASE_URL: `postgres://roost:s3cret@127.0.0.1:${port}/roost` };
+    const env = { DATABASE_URL: `postgres://roost:s3cret@127.0.0.1:${port}/roost`, ROOST_SECRET_KEY: newSecretKeyText() };
     const line = `roost: cannot reach PostgreSQL at postgres://roost:****@127.0.0.1:${port}/roost: connection refused`;
     const [server, cli] = await Promise.all([run('src/main.ts', [], env), run('src/cli.ts', ['app', 'create', '--name', 'shop'], env)]);
     assertOneLine(server, line);

@@ -1,4 +1,5 @@
 import { newAppId, newAppKey } from '../lib/ids.ts';
+import type { AppRecord } from '../objects/types.ts';
 
 export interface AppKeys {
   appId: string;
@@ -39,4 +40,14 @@ export function keysFrom(given: Partial<AppKeys>): AppKeys | { refused: string }
 
 function definedOnly(given: Partial<AppKeys>): Partial<AppKeys> {
   return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * The keys of that kind accepted now: the current one, then any replaced by a rotation whose grace
+ * period has not ended (`roost app rotate --grace`).
+ */
+export function acceptedKeys(app: AppRecord, kind: 'appKey' | 'masterKey', now: number): string[] {
+  const keys = [app[kind]];
+  for (const retired of app.retiredKeys) if (retired.kind === kind && retired.until > now) keys.push(retired.key);
+  return keys;
 }

@@ -1,7 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AppRecord } from '../objects/types.ts';
-import type { Store } from '../storage/store.ts';
+import type { AppDeletion, Store } from '../storage/store.ts';
+import { newAppKey } from '../lib/ids.ts';
 import { isAppId, keysFrom, newKeys, type AppKeys } from './keys.ts';
 import { applySettingsPatch, mergeSettings, type AppSettings } from './settings.ts';
 
@@ -33,7 +34,7 @@ export class AppRegistry {
   }
 
   private newApp(name: string, keys: AppKeys): AppRecord {
-    return { ...keys, name, settings: {}, createdAt: this.clock.now() };
+    return { ...keys, name, settings: {}, createdAt: this.clock.now(), retiredKeys: [] };
   }
 
   /** A new application with new keys. */
@@ -75,6 +76,11 @@ export class AppRegistry {
     return app;
   }
 
+  /** Reads the application straight from the store (the operator's commands). */
+  freshApp(appId: string): Promise<AppRecord | null> {
+    return this.store.getApp(appId);
+  }
+
   /** Reads settings straight from the store, for decisions that must see the latest switch. */
   async freshSettings(appId: string): Promise<AppSettings | null> {
     const app = await this.store.getApp(appId);
@@ -93,6 +99,27 @@ export class AppRegistry {
     this.cache.delete(appId);
     if (result && 'refused' in result) throw result.refused;
     return result;
+  }
+
+  /**
+   * A new key of that kind in place of the current one, which stays accepted for graceMs (0: refused at
+   * once). Other nodes see the change within their cache time (APP_CACHE_MS). Null: no such app.
+   */
+  async rotate(appId: string, kind: 'appKey' | 'masterKey', graceMs: number): Promise<AppRecord | null> {
+    const app = await this.store.rotateAppKey(appId, { kind, newKey: newAppKey(), graceMs, now: this.clock.now() });
+    this.cache.delete(appId);
+    return app;
+  }
+
+  /** What deleting the application would remove; null: no such app. */
+  contents(appId: string): Promise<AppDeletion | null> {
+    return this.store.appContents(appId);
+  }
+
+  async delete(appId: string): Promise<boolean> {
+    const deleted = await this.store.deleteApp(appId);
+    this.cache.delete(appId);
+    return deleted;
   }
 
   /**

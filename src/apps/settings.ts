@@ -5,8 +5,8 @@ import { checkTextDeep } from '../objects/values.ts';
 import { validateClassDefaultAcls, type ClassDefaultAcls } from '../objects/default-acl.ts';
 import {
   defaultSmsSettings,
-  maskAuthProviders,
-  maskSms,
+  mapProviderSecrets,
+  mapSmsSecret,
   validateAuthProviders,
   validateSmsSettings,
   type AuthProviders,
@@ -209,19 +209,35 @@ function mask(value: string): string {
   return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
 }
 
+function isSecretVendorField(field: string): boolean {
+  return secretField.test(field) && !plainFields.has(field);
+}
+
+/**
+ * The settings with `change` applied to every secret in them: vendor credentials, sign-in provider
+ * secrets, the SMS webhook secret. One list of what is secret, for masking (operators' view) and for
+ * sealing (the store keeps them encrypted). Settings as stored may be partial.
+ */
+export function mapSecrets<S extends Partial<AppSettings>>(settings: S, change: (secret: string) => string): S {
+  const next: S = { ...settings };
+  if (settings.vendors) {
+    const vendors: VendorSettings = dictionary();
+    for (const [profile, byVendor] of Object.entries(settings.vendors)) {
+      vendors[profile] = dictionary();
+      for (const [vendor, creds] of Object.entries(byVendor)) {
+        vendors[profile][vendor] = Object.fromEntries(
+          Object.entries(creds).map(([field, value]) => [field, isSecretVendorField(field) && typeof value === 'string' ? change(value) : value]),
+        );
+      }
+    }
+    next.vendors = vendors;
+  }
+  if (settings.authProviders) next.authProviders = mapProviderSecrets(settings.authProviders, change);
+  if (settings.sms) next.sms = mapSmsSecret(settings.sms, change);
+  return next;
+}
+
 /** Settings as shown to operators: every credential secret masked. */
 export function publicSettings(settings: AppSettings): AppSettings {
-  const vendors: VendorSettings = dictionary();
-  for (const [profile, byVendor] of Object.entries(settings.vendors)) {
-    vendors[profile] = dictionary();
-    for (const [vendor, creds] of Object.entries(byVendor)) {
-      vendors[profile][vendor] = Object.fromEntries(
-        Object.entries(creds).map(([field, value]) => [
-          field,
-          secretField.test(field) && !plainFields.has(field) ? mask(value) : value,
-        ]),
-      );
-    }
-  }
-  return { ...settings, vendors, authProviders: maskAuthProviders(settings.authProviders), sms: maskSms(settings.sms) };
+  return mapSecrets(settings, mask);
 }

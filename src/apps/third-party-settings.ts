@@ -123,16 +123,12 @@ export function validateSmsSettings(value: unknown, current: SmsSettings): SmsSe
   return next;
 }
 
-function mask(value: string): string {
-  return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
-}
-
-export function maskAuthProviders(providers: AuthProviders): AuthProviders {
+export function mapProviderSecrets(providers: AuthProviders, change: (secret: string) => string): AuthProviders {
   return Object.fromEntries(
-    Object.entries(providers).map(([key, entry]) => [key, entry.appSecret ? { ...entry, appSecret: mask(entry.appSecret) } : entry]),
+    Object.entries(providers).map(([key, entry]) => [key, entry.appSecret ? { ...entry, appSecret: change(entry.appSecret) } : entry]),
   );
 }
 
-export function maskSms(sms: SmsSettings): SmsSettings {
-  return sms.webhookSecret ? { ...sms, webhookSecret: mask(sms.webhookSecret) } : sms;
+export function mapSmsSecret(sms: SmsSettings, change: (secret: string) => string): SmsSettings {
+  return sms.webhookSecret ? { ...sms, webhookSecret: change(sms.webhookSecret) } : sms;
 }

@@ -35,6 +35,14 @@ export interface AppRecord {
   masterKey: string;
   settings: Partial<AppSettings>;
   createdAt: number;
+  /** Keys replaced by a rotation, still accepted until their time (ms since the epoch). */
+  retiredKeys: RetiredKey[];
+}
+
+export interface RetiredKey {
+  kind: 'appKey' | 'masterKey';
+  key: string;
+  until: number;
 }
 
 /** Principals a reader acts as ("*", user id, "role:…"); null means the master key, which reads everything. */

@@ -21,7 +21,7 @@ export interface PushServiceOptions {
   logger: Logger;
   objects: ObjectService;
   /** The app key of an application, for own-channel logins (null when unknown). */
-  appKey: (appId: string) => Promise<string | null>;
+  appKeys: (appId: string) => Promise<string[] | null>;
   /** How long a LeanCloud push-connection login naming an unsaved installation waits for it. */
   installationGraceMs?: number;
   /** With a Redis URL, own-channel messages reach devices held by other nodes. */
@@ -56,11 +56,11 @@ export class PushService {
     this.installations = new InstallationService({ objects: options.objects, store: options.store });
     this.schedule = new PushSchedule({ store: options.store.pushSchedule, clock: options.clock });
     this.hub = new ChannelHub({ store: options.store.push, clock: options.clock, logger: options.logger });
-    this.ownChannel = new OwnChannelProtocol({ hub: this.hub, clock: options.clock, appKey: options.appKey });
+    this.ownChannel = new OwnChannelProtocol({ hub: this.hub, clock: options.clock, appKeys: options.appKeys });
     this.lcConnection = new LcPushProtocol({
       hub: this.hub,
       logger: options.logger,
-      appExists: async (appId) => (await options.appKey(appId)) !== null,
+      appExists: async (appId) => (await options.appKeys(appId)) !== null,
       installationExists: (appId, installationId) => this.installations.exists(appId, installationId),
       installationGraceMs: options.installationGraceMs,
     });

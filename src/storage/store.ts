@@ -64,6 +64,14 @@ export interface Store {
     appId: string,
     change: (current: Partial<AppSettings>) => AppSettings | Refusal<R>,
   ): Promise<AppSettings | Refusal<R> | null>;
+  /** Puts `newKey` in place of the app's key of that kind; the old one stays accepted for graceMs. Null: no such app. */
+  rotateAppKey(appId: string, rotation: KeyRotation): Promise<AppRecord | null>;
+  /** What deleting the application would remove; null: no such app. */
+  appContents(appId: string): Promise<AppDeletion | null>;
+  /** Removes the application and everything it holds, in one transaction. False: no such app. */
+  deleteApp(appId: string): Promise<boolean>;
+  /** Seals again secrets in clear (clearOnly) or sealed by a key that no longer seals; how many rows changed. */
+  resealSecrets(clearOnly: boolean): Promise<number>;
 
   /** Inserts the object and applies its relation changes in one transaction; a clash of classes stores nothing. */
   insertObject(appId: string, object: StoredObject, relations?: readonly RelationChange[]): Promise<WriteOutcome>;
@@ -100,4 +108,19 @@ export interface Store {
   ): Promise<WriteOutcome<R>>;
 
   close(): Promise<void>;
+}
+
+export interface KeyRotation {
+  kind: 'appKey' | 'masterKey';
+  newKey: string;
+  graceMs: number;
+  now: number;
+}
+
+export interface AppDeletion {
+  objects: number;
+  users: number;
+  installations: number;
+  roles: number;
+  classes: number;
 }

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { openPostgresStore } from '../../src/storage/postgres/open.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
 import type { Store } from '../../src/storage/store.ts';
+import { newSecretKeyText, SecretBox } from '../../src/lib/secret-box.ts';
+import { loadSecretKeys } from '../../src/secret-keys.ts';
 
 /** The PostgreSQL server under test, when the suite runs against PostgreSQL (DATABASE_URL set). */
 export const postgresUrl = process.env.DATABASE_URL || null;
@@ -44,10 +46,11 @@ export interface TestDatabase {
 export async function testDatabase(): Promise<TestDatabase> {
   if (storeKind === 'postgres') {
     const db = await freshPostgresDatabase();
+    const secretKey = newSecretKeyText();
     return {
       kind: 'postgres',
-      env: { DATABASE_URL: db.url },
-      open: () => openPostgresStore({ url: db.url, poolSize: 5 }),
+      env: { DATABASE_URL: db.url, ROOST_SECRET_KEY: secretKey },
+      open: () => openPostgresStore({ url: db.url, poolSize: 5, secrets: SecretBox.fromText(secretKey) }),
       drop: db.drop,
     };
   }
@@ -56,7 +59,8 @@ export async function testDatabase(): Promise<TestDatabase> {
   return {
     kind: 'sqlite',
     env: { SQLITE_PATH: path },
-    open: () => openSqliteStore({ path }),
+    // What a Roost process does on this database: the key file next to it, created on first open.
+    open: () => openSqliteStore({ path, secrets: loadSecretKeys({ databaseUrl: null, sqlitePath: path, secretKey: null, secretKeyFile: null }).box }),
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface RoostProcess {
   url: string;
@@ -15,8 +18,10 @@ export interface RoostProcess {
  * go to node (e.g. --cpu-prof).
  */
 export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [], script = 'src/main.ts'): Promise<RoostProcess> {
+  // Its own data folder, where a first start leaves the keys file (stdout is a pipe, not a terminal).
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'roost-node-'));
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -35,7 +40,10 @@ export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [],
       const key = /^\s+(appId|appKey|masterKey):\s+(\S+)$/.exec(line);
       if (key) keys[key[1]] = key[2];
       if (!line.startsWith('{')) return;
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      const entry = JSON.parse(line) as { msg?: string; url?: string; keysFile?: string };
+      if (entry.keysFile) {
+        for (const match of readFileSync(entry.keysFile, 'utf8').matchAll(/^\s+(appId|appKey|masterKey):\s+(\S+)$/gm)) keys[match[1]] = match[2];
+      }
       if (entry.msg === 'roost is listening' && entry.url) {
         clearTimeout(timer);
         resolve({

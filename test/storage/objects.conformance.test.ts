@@ -17,6 +17,7 @@ const appRecord = (appId: string, createdAt: number): AppRecord => ({
   masterKey: `m-${appId}`,
   settings: { mixedPush: true },
   createdAt,
+  retiredKeys: [],
 });
 
 // First in the file: the store has no application yet.

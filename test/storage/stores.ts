@@ -53,7 +53,7 @@ export function unique(prefix: string): string {
 /** Creates an application of its own for a test, so tests of one file never see each other's rows. */
 export async function freshApp(store: Store, settings: Record<string, unknown> = {}): Promise<string> {
   const appId = unique('app');
-  await store.createApp({ appId, name: appId, appKey: `k-${appId}`, masterKey: `m-${appId}`, settings, createdAt: Date.now() });
+  await store.createApp({ appId, name: appId, appKey: `k-${appId}`, masterKey: `m-${appId}`, settings, createdAt: Date.now(), retiredKeys: [] });
   return appId;
 }
 

@@ -31,12 +31,13 @@ export interface TextConnection {
 export class OwnChannelProtocol {
   private readonly hub: ChannelHub;
   private readonly clock: Clock;
-  private readonly appKey: (appId: string) => Promise<string | null>;
+  /** The app keys a login may be signed with (more than one during a rotation's grace period); null: no such app. */
+  private readonly appKeys: (appId: string) => Promise<string[] | null>;
 
-  constructor(options: { hub: ChannelHub; clock: Clock; appKey: (appId: string) => Promise<string | null> }) {
+  constructor(options: { hub: ChannelHub; clock: Clock; appKeys: (appId: string) => Promise<string[] | null> }) {
     this.hub = options.hub;
     this.clock = options.clock;
-    this.appKey = options.appKey;
+    this.appKeys = options.appKeys;
   }
 
   connect(socket: { send(text: string): void; close(code: number, reason: string): void }): TextConnection {
@@ -88,8 +89,8 @@ export class OwnChannelProtocol {
     if (!isAppId(appId) || !isInstallationId(installationId)) {
       return this.fail(session, 'missingRequired', 'login needs appId, installationId and sign.', true);
     }
-    const appKey = await this.appKey(appId);
-    if (appKey === null || !checkLoginSign(sign, appKey, this.clock.now())) {
+    const appKeys = await this.appKeys(appId);
+    if (appKeys === null || !appKeys.some((appKey) => checkLoginSign(sign, appKey, this.clock.now()))) {
       return this.fail(session, 'unauthorized', 'Unauthorized: unknown appId or bad sign.', true);
     }
     await this.hub.bind(session, appId, installationId, () => session.socket.send('{"op":"loggedin"}'));

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PostgresStore } from './postgres-store.ts';
 import { surviveLostConnections } from './lost-connections.ts';
@@ -12,7 +13,7 @@ const types = {
   },
 };
 
-export async function openPostgresStore(options: { url: string; poolSize?: number; statementTimeoutMs?: number }): Promise<PostgresStore> {
+export async function openPostgresStore(options: { url: string; poolSize?: number; statementTimeoutMs?: number; secrets?: SecretBox }): Promise<PostgresStore> {
   await migrate(options.url);
   // A server that does not answer fails a checkout after 5 s (a 503), instead of holding the request.
   // No JIT: a page is a few milliseconds of work, and a plan whose estimate passes jit_above_cost (an
@@ -27,7 +28,9 @@ export async function openPostgresStore(options: { url: string; poolSize?: numbe
   });
   const checkouts = surviveLostConnections(pool);
   runPreparedByName(pool);
-  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: checkouts }) }), pool });
+  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: checkouts }) }), pool, secrets: options.secrets });
+  // Values from before secrets were sealed are sealed now (once: the next start finds none).
+  await store.resealSecrets(true);
   return store;
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import type pg from 'pg';
 import type { Change, Readers, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -46,8 +47,8 @@ export class PostgresStore extends SqlStore {
     keyOf: (row) => row.lookup,
   });
 
-  constructor(options: { db: Kysely<any>; pool: pg.Pool }) {
-    super({ db: options.db, dialect: postgresDialect });
+  constructor(options: { db: Kysely<any>; pool: pg.Pool; secrets?: SecretBox }) {
+    super({ db: options.db, dialect: postgresDialect, secrets: options.secrets });
     this.ops = new PostgresOpsStore({ db: options.db, dialect: postgresDialect, pool: options.pool });
     this.accounts = new PostgresAccountStore({ db: options.db, dialect: postgresDialect });
   }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { randomToken } from '../../lib/crypto.ts';
+import { processSecretBox, type SecretBox } from '../../lib/secret-box.ts';
+import { SqlAppStore } from './app-store.ts';
 import type { AppSettings } from '../../apps/settings.ts';
 import type {
   AppRecord,
@@ -13,7 +14,7 @@ import type {
   Where,
   WriteOutcome,
 } from '../../objects/types.ts';
-import type { ObjectRef, Store } from '../store.ts';
+import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { compileWhere, findStatement } from './where.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
@@ -35,15 +36,6 @@ import { serialiseOn } from './serialise.ts';
 import { SqlRoleStore, readableSql } from './roles.ts';
 import { fromRow, insertRows, objectSelect, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
 
-interface AppRow {
-  app_id: string;
-  name: string;
-  app_key: string;
-  master_key: string;
-  settings: unknown;
-  created_at: number | string;
-}
-
 /** Whether an update moves a user's third-party identities, which follow its authData in the same transaction (unique index: 208). */
 export function writesIdentities(ref: ObjectRef, current: StoredObject, next: StoredObject): boolean {
   return ref.className === '_User' && authDataChanged(current.data, next.data);
@@ -64,10 +56,12 @@ export class SqlStore implements Store {
   readonly relations: SqlRelationStore;
   readonly roles: SqlRoleStore;
   readonly schemas: SqlSchemaStore;
+  private readonly apps: SqlAppStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
-  constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
+  constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
+    this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
     this.db = options.db;
     this.dialect = options.dialect;
     this.kind = options.dialect.kind;
@@ -89,66 +83,49 @@ export class SqlStore implements Store {
     await migrate(this.db, this.dialect);
   }
 
-  async serverSecret(): Promise<string> {
-    await sql`INSERT INTO meta (key, value) VALUES ('secret', ${randomToken(32)}) ON CONFLICT (key) DO NOTHING`.execute(
-      this.db,
-    );
-    const { rows } = await sql<{ value: string }>`SELECT value FROM meta WHERE key = 'secret'`.execute(this.db);
-    return rows[0].value;
+  serverSecret(): Promise<string> {
+    return this.apps.serverSecret();
   }
 
-  // ── applications ────────────────────────────────────────────────────────────
+  // ── applications (src/storage/sql/app-store.ts: sealed secrets) ───────────
 
-  private toApp(row: AppRow): AppRecord {
-    return {
-      appId: row.app_id,
-      name: row.name,
-      appKey: row.app_key,
-      masterKey: row.master_key,
-      settings: this.dialect.decodeJson<Partial<AppSettings>>(row.settings) ?? {},
-      createdAt: Number(row.created_at),
-    };
+  createApp(app: AppRecord): Promise<boolean> {
+    return this.apps.createApp(app);
   }
 
-  async createApp(app: AppRecord, db: Kysely<any> = this.db): Promise<boolean> {
-    const { rows } = await sql`INSERT INTO apps (app_id, name, app_key, master_key, settings, created_at)
-      VALUES (${app.appId}, ${app.name}, ${app.appKey}, ${app.masterKey}, ${this.dialect.encodeJson(app.settings)}, ${app.createdAt})
-      ON CONFLICT (app_id) DO NOTHING RETURNING app_id`.execute(db);
-    return rows.length === 1;
+  createFirstApp(app: AppRecord): Promise<boolean> {
+    return this.apps.createFirstApp(app);
   }
 
-  async createFirstApp(app: AppRecord): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      await serialiseOn(trx, this.dialect, 'first-app');
-      const { rows } = await sql`SELECT 1 AS one FROM apps LIMIT 1`.execute(trx);
-      if (rows.length > 0) return false;
-      await this.createApp(app, trx);
-      return true;
-    });
+  getApp(appId: string): Promise<AppRecord | null> {
+    return this.apps.getApp(appId);
   }
 
-  async getApp(appId: string): Promise<AppRecord | null> {
-    const { rows } = await sql<AppRow>`SELECT * FROM apps WHERE app_id = ${appId}`.execute(this.db);
-    return rows[0] ? this.toApp(rows[0]) : null;
+  listApps(): Promise<AppRecord[]> {
+    return this.apps.listApps();
   }
 
-  async listApps(): Promise<AppRecord[]> {
-    const { rows } = await sql<AppRow>`SELECT * FROM apps ORDER BY created_at, app_id`.execute(this.db);
-    return rows.map((row) => this.toApp(row));
-  }
-
-  async updateAppSettings<R>(
+  updateAppSettings<R>(
     appId: string,
     change: (current: Partial<AppSettings>) => AppSettings | Refusal<R>,
   ): Promise<AppSettings | Refusal<R> | null> {
-    return this.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<AppRow>`SELECT * FROM apps WHERE app_id = ${appId} ${this.dialect.rowLock}`.execute(trx);
-      if (!rows[0]) return null;
-      const next = change(this.toApp(rows[0]).settings);
-      if ('refused' in next) return next;
-      await sql`UPDATE apps SET settings = ${this.dialect.encodeJson(next)} WHERE app_id = ${appId}`.execute(trx);
-      return next;
-    });
+    return this.apps.updateAppSettings(appId, change);
+  }
+
+  rotateAppKey(appId: string, rotation: KeyRotation): Promise<AppRecord | null> {
+    return this.apps.rotateAppKey(appId, rotation);
+  }
+
+  appContents(appId: string): Promise<AppDeletion | null> {
+    return this.apps.appContents(appId);
+  }
+
+  deleteApp(appId: string): Promise<boolean> {
+    return this.apps.deleteApp(appId);
+  }
+
+  resealSecrets(clearOnly: boolean): Promise<number> {
+    return this.apps.resealSecrets(clearOnly);
   }
 
   // ── objects ─────────────────────────────────────────────────────────────────

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
 import { re2Program } from '../../objects/regex.ts';
 import { SqliteStore } from './sqlite-store.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 
 /**
  * Write transactions start with BEGIN IMMEDIATE: a deferred one that reads and then writes
@@ -50,7 +51,7 @@ function withStatementCache(database: Database.Database, limit = 500): SqliteDat
 }
 
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
-export async function openSqliteStore(options: { path: string }): Promise<SqliteStore> {
+export async function openSqliteStore(options: { path: string; secrets?: SecretBox }): Promise<SqliteStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
   const database = new Database(options.path);
   // First: switching a new file to WAL needs a moment of exclusive access, which another process
@@ -65,7 +66,8 @@ export async function openSqliteStore(options: { path: string }): Promise<Sqlite
     if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
     return re2Program(pattern).test(value) ? 1 : 0;
   });
-  const store = new SqliteStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), database });
+  const store = new SqliteStore({ db: new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) }), database, secrets: options.secrets });
   await store.migrate();
+  await store.resealSecrets(true);
   return store;
 }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import { sql, type Kysely } from 'kysely';
 import type { Readers, StoredJson, StoredObject } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -44,9 +45,24 @@ export class SqliteStore extends SqlStore {
   /** The roles clause of the statement (the same SQL as SqlStore's, readableSql) and its parameters. */
   private rolesClause: { text: string; parameters: readonly unknown[] } | undefined;
 
-  constructor(options: { db: Kysely<any>; database: Database.Database }) {
-    super({ db: options.db, dialect: sqliteDialect });
+  constructor(options: { db: Kysely<any>; database: Database.Database; secrets?: SecretBox }) {
+    super({ db: options.db, dialect: sqliteDialect, secrets: options.secrets });
     this.database = options.database;
+  }
+
+  /**
+   * The values sealed again must not survive in the file: SQLite leaves a row's old bytes in free
+   * space (secure_delete zeroes them) and in the write-ahead log (a truncating checkpoint empties it).
+   */
+  override async resealSecrets(clearOnly: boolean): Promise<number> {
+    this.database.pragma('secure_delete = ON');
+    try {
+      const changed = await super.resealSecrets(clearOnly);
+      if (changed > 0) this.database.pragma('wal_checkpoint(TRUNCATE)');
+      return changed;
+    } finally {
+      this.database.pragma('secure_delete = OFF');
+    }
   }
 
   private rolesClauseSql(): { text: string; parameters: readonly unknown[] } {

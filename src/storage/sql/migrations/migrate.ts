@@ -9,6 +9,7 @@ import { roleNames } from './0006_role_names.ts';
 import { objectsGeo } from './0007_objects_geo.ts';
 import { classFields } from './0008_class_fields.ts';
 import { classIndexBuilds } from './0009_class_index_builds.ts';
+import { appRetiredKeys } from './0010_app_retired_keys.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -31,6 +32,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0007_objects_geo', objectsGeo],
   ['0008_class_fields', classFields],
   ['0009_class_index_builds', classIndexBuilds],
+  ['0010_app_retired_keys', appRetiredKeys],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {

@@ -1,0 +1,64 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from './config.ts';
+import { newSecretKeyText, processSecretBox, SecretBox, SecretKeyError } from './lib/secret-box.ts';
+
+export type SecretKeySource =
+  | { kind: 'env' }
+  | { kind: 'file'; path: string; created: boolean }
+  | { kind: 'memory' };
+
+/**
+ * Where the keys that seal secrets in the database come from, in this order:
+ * ROOST_SECRET_KEY (keys separated by commas, the first sealing), ROOST_SECRET_KEY_FILE (one a line),
+ * and for the embedded SQLite file only, `secret.key` next to the database, created (0600) on first
+ * start. PostgreSQL has no such default: nodes on other machines would each make a different key,
+ * and a key stored in the database would open what it seals to whoever dumps it.
+ */
+export function keyFilePath(config: Pick<Config, 'databaseUrl' | 'sqlitePath' | 'secretKey' | 'secretKeyFile'>): string | null {
+  if (config.secretKey) return null;
+  if (config.secretKeyFile) return config.secretKeyFile;
+  if (config.databaseUrl || config.sqlitePath === ':memory:') return null;
+  return join(dirname(config.sqlitePath), 'secret.key');
+}
+
+export function loadSecretKeys(
+  config: Pick<Config, 'databaseUrl' | 'sqlitePath' | 'secretKey' | 'secretKeyFile'>,
+): { box: SecretBox; source: SecretKeySource } {
+  if (config.secretKey) return { box: SecretBox.fromText(config.secretKey), source: { kind: 'env' } };
+  const path = keyFilePath(config);
+  if (path === null) {
+    if (config.databaseUrl) {
+      throw new SecretKeyError(
+        'PostgreSQL needs a key to seal secrets with: set ROOST_SECRET_KEY (make one with `roost secrets new-key`) or ROOST_SECRET_KEY_FILE, the same on every node',
+      );
+    }
+    return { box: processSecretBox(), source: { kind: 'memory' } };
+  }
+  let created = false;
+  if (!config.secretKeyFile && !existsSync(path)) {
+    // 'wx': of processes starting together, one writes the file; the others read it.
+    try {
+      writeFileSync(path, newSecretKeyText() + '\n', { mode: 0o600, flag: 'wx' });
+      created = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    }
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new SecretKeyError(`cannot read the secret key file ${path}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (!text.trim()) throw new SecretKeyError(`the secret key file ${path} is empty`);
+  return { box: SecretBox.fromText(text, () => readFileSync(path, 'utf8')), source: { kind: 'file', path, created } };
+}
+
+/** Puts a new key first in the key file (it seals from now on); the old ones stay, to open what they sealed. */
+export function prependKeyToFile(path: string): string {
+  const key = newSecretKeyText();
+  writeFileSync(path, `${key}\n${readFileSync(path, 'utf8')}`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return key;
+}

@@ -1,0 +1,117 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { ManualClock } from '../src/lib/clock.ts';
+import { startServer, testDatabase, type TestServer, type TestDatabase } from './helpers/harness.ts';
+import { roostCli } from './helpers/cli.ts';
+
+/** Issue 18 §1: `roost app rotate|keys|delete`, seen through HTTP on a node that caches applications. */
+const servers: TestServer[] = [];
+const databases: TestDatabase[] = [];
+after(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await Promise.all(databases.map((database) => database.drop()));
+});
+
+const day = 86_400_000;
+
+function md5(text: string): string {
+  return createHash('md5').update(text).digest('hex');
+}
+
+async function status(server: TestServer, headers: Record<string, string>, init: RequestInit = {}): Promise<number> {
+  const response = await fetch(`${server.url}/1.1/classes/Probe`, { ...init, headers: { 'X-LC-Id': server.appId, 'Content-Type': 'application/json', ...headers } });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Every way a client proves a key: X-LC-Key, X-LC-Sign (at the server's time), the old X-AVOSCloud-* headers. */
+async function proofs(server: TestServer, clock: ManualClock, key: string, master: boolean): Promise<number[]> {
+  const suffix = master ? ',master' : '';
+  const timestamp = String(clock.now());
+  return [
+    await status(server, { 'X-LC-Key': `${key}${suffix}` }),
+    await status(server, { 'X-LC-Sign': `${md5(timestamp + key)},${timestamp}${suffix}` }),
+    await status(server, { 'X-AVOSCloud-Application-Key': `${key}${suffix}` }),
+    await status(server, { 'X-AVOSCloud-Request-Sign': `${md5(timestamp + key)},${timestamp}${suffix}` }),
+  ];
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 50 && !(await check()); attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(await check());
+}
+
+test('rotate with a grace period, keys, delete: every node honours them through its cache', async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  const clock = new ManualClock();
+  const server = await startServer({ database, clock, env: { APP_CACHE_MS: '300' } });
+  servers.push(server);
+  const { appId, appKey, masterKey } = server;
+  const ok = [200, 200, 200, 200];
+  const refused = [401, 401, 401, 401];
+
+  const rotated = await roostCli(database.env, 'app', 'rotate', appId, '--master-key', '--grace', '7d');
+  assert.equal(rotated.code, 0, rotated.stderr);
+  const printed = JSON.parse(rotated.stdout) as { appId: string; masterKey: string; oldKeyAcceptedUntil: string };
+  assert.equal(printed.appId, appId);
+  assert.notEqual(printed.masterKey, masterKey);
+  assert.ok(Math.abs(Date.parse(printed.oldKeyAcceptedUntil) - (Date.now() + 7 * day)) < 60_000);
+  // Another process changed the keys: this node sees the new one once its cached record expires.
+  await until(async () => (await status(server, { 'X-LC-Key': `${printed.masterKey},master` })) === 200);
+  assert.deepEqual(await proofs(server, clock, printed.masterKey, true), ok);
+  assert.deepEqual(await proofs(server, clock, masterKey, true), ok, 'the old master key within its grace period');
+
+  const keys = await roostCli(database.env, 'app', 'keys', appId);
+  assert.equal(keys.code, 0, keys.stderr);
+  const shown = JSON.parse(keys.stdout) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(shown), ['appId', 'appKey', 'masterKey', 'rotated']);
+  assert.deepEqual([shown.appId, shown.appKey, shown.masterKey], [appId, appKey, printed.masterKey]);
+  assert.deepEqual((shown.rotated as Array<{ kind: string; key: string }>).map((entry) => [entry.kind, entry.key]), [['masterKey', masterKey]]);
+
+  // The CLI set the end by its own clock, a few seconds after this one started.
+  clock.advance(7 * day + 60_000);
+  assert.deepEqual(await proofs(server, clock, masterKey, true), refused, 'the old master key after its grace period');
+  assert.deepEqual(await proofs(server, clock, printed.masterKey, true), ok);
+  assert.deepEqual(await proofs(server, clock, appKey, false), ok);
+
+  // No grace: the old app key is refused at once (on this node; others within APP_CACHE_MS).
+  const next = await server.services.registry.rotate(appId, 'appKey', 0);
+  assert.deepEqual(await proofs(server, clock, appKey, false), refused);
+  assert.deepEqual(await proofs(server, clock, next!.appKey, false), ok);
+
+  const usage = await roostCli(database.env, 'app', 'rotate', appId, '--grace', '7 days');
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /^roost: app rotate needs one of --key or --master-key\n/);
+});
+
+test('delete says what it removes, asks (refuses without a terminal unless --yes), then removes it all', async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  const server = await startServer({ database, env: { APP_CACHE_MS: '300' } });
+  servers.push(server);
+  const other = await server.services.registry.create('other');
+  const master = { 'X-LC-Key': `${server.masterKey},master` };
+  for (const body of [{ n: 1 }, { n: 2 }]) assert.equal(await status(server, master, { method: 'POST', body: JSON.stringify(body) }), 201);
+  assert.equal((await server.client.post('/1.1/users', { username: 'ann', password: 'secret-pass-1' })).status, 201);
+  assert.equal((await server.client.post('/1.1/installations', { deviceType: 'android', installationId: 'a'.repeat(32) })).status, 201);
+
+  const asked = await roostCli(database.env, 'app', 'delete', server.appId);
+  assert.equal(asked.code, 1);
+  assert.equal(
+    asked.stderr,
+    `This deletes application ${server.appId} and everything it holds: 2 objects in 3 classes, 1 users, 1 installations, 0 roles, with their sessions and push history.\n` +
+      'roost: not deleted: add --yes to delete without being asked (no terminal to ask on)\n',
+  );
+  assert.equal(await status(server, master), 200);
+
+  const deleted = await roostCli(database.env, 'app', 'delete', server.appId, '--yes');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal(deleted.stdout, `deleted application ${server.appId}\n`);
+  await until(async () => (await status(server, master)) === 401);
+  assert.equal(await server.store.appContents(server.appId), null);
+  assert.deepEqual(await server.store.appContents(other.appId), { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 });
+  const missing = await roostCli(database.env, 'app', 'keys', server.appId);
+  assert.deepEqual(missing, { code: 1, stdout: '', stderr: `roost: no application with id ${server.appId}\n` });
+});
