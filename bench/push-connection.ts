@@ -16,6 +16,7 @@ import { startSimulator, rssMiB, type Simulator } from './simulators.ts';
 import { spawnRoost, type RoostProcess } from '../test/helpers/processes.ts';
 import { seedInstallations } from '../test/helpers/seed-installations.ts';
 import { Client } from '../test/helpers/client.ts';
+import { newSecretKeyText } from '../src/lib/secret-box.ts';
 
 const installations = envNumber('LC_INSTALLATIONS', 100_000);
 const connected = envNumber('LC_CONNECTED', 19_900);
@@ -37,7 +38,7 @@ function startSimulators(roost: RoostProcess, keys: { appId: string; appKey: str
 async function main() {
   if (connected + storm > installations) throw new Error('LC_CONNECTED + LC_STORM must not exceed LC_INSTALLATIONS');
   const name = `roost_bench_lc_${process.pid}`;
-  const env = { DATABASE_URL: await createDatabase(name) };
+  const env = { DATABASE_URL: await createDatabase(name), ROOST_SECRET_KEY: newSecretKeyText() };
   let roost = await spawnRoost(env, profileArgs());
   const keys = roost.defaultKeys!;
   let sims: Simulator[] = [];

@@ -29,9 +29,9 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 url="$(grep -o '"url":"[^"]*"' "$work/roost.log" | head -1 | cut -d'"' -f4)"
-app_id="$(awk '/appId:/ {print $2; exit}' "$work/roost.log")"
-app_key="$(awk '/appKey:/ {print $2; exit}' "$work/roost.log")"
-master_key="$(awk '/masterKey:/ {print $2; exit}' "$work/roost.log")"
+app_id="$(awk '/appId:/ {print $2; exit}' "$work/data/default-app-keys.txt" 2>/dev/null)"
+app_key="$(awk '/appKey:/ {print $2; exit}' "$work/data/default-app-keys.txt" 2>/dev/null)"
+master_key="$(awk '/masterKey:/ {print $2; exit}' "$work/data/default-app-keys.txt" 2>/dev/null)"
 [ -n "$url" ] && [ -n "$app_id" ] || { cat "$work/roost.log"; echo "roost did not start" >&2; exit 1; }
 
 installation="java-check-$$"

@@ -89,6 +89,10 @@ port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", (
 export DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn
 store=${DATABASE_URL:+postgresql}
 store=${store:-sqlite}
+# PostgreSQL needs a key to seal secrets with (docs/operations.md, Secrets at rest); SQLite makes its own.
+if [ "$store" = postgresql ] && [ -z "${ROOST_SECRET_KEY:-}" ]; then
+  export ROOST_SECRET_KEY="$(node -e 'console.log(require("crypto").randomBytes(32).toString("base64"))')"
+fi
 keys=$(cd "$work/roost" && node dist/cli.js app create --name sdk-suite) || fail "app create failed"
 app_id=$(node -e 'console.log(JSON.parse(process.argv[1]).appId)' "$keys")
 app_key=$(node -e 'console.log(JSON.parse(process.argv[1]).appKey)' "$keys")
