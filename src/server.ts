@@ -51,6 +51,9 @@ import { openFileBackend } from './files/open-backend.ts';
 import { SignedFileUrls } from './files/url-signing.ts';
 import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
+import { collectRoutes, installSchemaValidation } from './http/schema.ts';
+import { registerOpenApiRoutes } from './http/routes/openapi.ts';
+import { version } from './lib/version.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -219,6 +222,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   installErrorHandling(app);
+  installSchemaValidation(app);
+  const routes = collectRoutes(app);
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonParser);
   // CORS. Preflight (OPTIONS) is @fastify/cors's, in a context of its own; every other request gets the
@@ -262,6 +267,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     done();
   });
 
+  registerOpenApiRoutes(app, { routes, version });
   registerHealthRoutes(app, { store });
   // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
   registerDateRoute(app, { clock });

@@ -53,8 +53,7 @@ export class SmsAccounts {
   }
 
   /** requestSmsCode, requestLoginSmsCode, requestMobilePhoneVerify, requestPasswordResetBySmsCode. */
-  async requestCode(caller: AccountCaller, body: unknown, purpose: Exclude<SmsPurpose, 'change'>): Promise<void> {
-    if (!isObject(body)) fail('invalidJson');
+  async requestCode(caller: AccountCaller, body: Record<string, unknown>, purpose: Exclude<SmsPurpose, 'change'>): Promise<void> {
     const settings = mergeSettings(caller.app.settings);
     const phone = phoneOf(body, settings);
     if (purpose !== 'sms') {
@@ -68,9 +67,8 @@ export class SmsAccounts {
   }
 
   /** POST /1.1/requestChangePhoneNumber (session): a code to the new number, 6 minutes unless ttl says otherwise. */
-  async requestPhoneChange(caller: AccountCaller, body: unknown): Promise<void> {
+  async requestPhoneChange(caller: AccountCaller, body: Record<string, unknown>): Promise<void> {
     this.requireUser(caller);
-    if (!isObject(body)) fail('invalidJson');
     const settings = mergeSettings(caller.app.settings);
     const phone = phoneOf(body, settings);
     const holder = await this.store.accounts.findUser(caller.appId, { field: 'mobilePhoneNumber', value: phone });
@@ -79,9 +77,8 @@ export class SmsAccounts {
   }
 
   /** POST /1.1/changePhoneNumber (session) {mobilePhoneNumber, code}: the number becomes the user's, verified. */
-  async changePhone(caller: AccountCaller, body: unknown): Promise<StoredObject> {
+  async changePhone(caller: AccountCaller, body: Record<string, unknown>): Promise<StoredObject> {
     const userId = this.requireUser(caller);
-    if (!isObject(body)) fail('invalidJson');
     const phone = phoneOf(body, mergeSettings(caller.app.settings));
     if (!(await this.codes.consume(caller.appId, phone, ['change'], codeOf(body.code)))) {
       await this.lockout.recordFailure(caller.appId, userId);
@@ -98,8 +95,7 @@ export class SmsAccounts {
   }
 
   /** POST /1.1/usersByMobilePhone: logs the number's user in, or signs a new one up (username = number). */
-  async signUpOrLogIn(caller: AccountCaller, body: unknown): Promise<SignedIn & { created: boolean }> {
-    if (!isObject(body)) fail('invalidJson');
+  async signUpOrLogIn(caller: AccountCaller, body: Record<string, unknown>): Promise<SignedIn & { created: boolean }> {
     const settings = mergeSettings(caller.app.settings);
     const phone = phoneOf(body, settings);
     const code = codeOf(body.smsCode);
@@ -149,8 +145,7 @@ export class SmsAccounts {
   }
 
   /** PUT /1.1/resetPasswordBySmsCode/<code>: a new password; every old session token stops working. */
-  async resetPassword(caller: AccountCaller, code: string, body: unknown): Promise<void> {
-    if (!isObject(body)) fail('invalidJson');
+  async resetPassword(caller: AccountCaller, code: string, body: Record<string, unknown>): Promise<void> {
     const password = checkNewPassword(body.password);
     const settings = mergeSettings(caller.app.settings);
     const given = body.mobilePhoneNumber !== undefined ? phoneOf(body, settings) : null;
@@ -199,7 +194,8 @@ export class SmsAccounts {
     return outcome.ok ? outcome.object : null;
   }
 
-  private requireUser(caller: AccountCaller): string {
+  /** The caller's user id; the routes ask it before they read the body, as the hosted service did. */
+  requireUser(caller: AccountCaller): string {
     if (caller.userId) return caller.userId;
     fail(caller.sessionToken ? 'staleSession' : 'sessionMissing');
   }

@@ -1,55 +1,68 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire } from '../../accounts/user-fields.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { userLocation } from './users.ts';
+import { pathParams } from '../schema.ts';
+
+/** Every SMS route takes a JSON object; the phone number and code rules live in src/accounts/sms.ts. */
+const objectBody = { type: 'object', 'x-error': 'invalidJson' };
+/** Minutes a code lives, where the caller may choose (requestSmsCode, requestChangePhoneNumber). */
+const ttlBody = {
+  ...objectBody,
+  properties: { ttl: { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 30 }], 'x-error': { kind: 'incorrectType', message: 'ttl must be 1 to 30 minutes.' } } },
+};
+const codeParams = pathParams('code');
 
 interface CodeParams {
   code: string;
 }
+type ObjectBody = { Body: Record<string, unknown> };
 
 /** Phone numbers and SMS codes (reference §2.1); the flows live in src/accounts/sms.ts. */
 export function registerSmsRoutes(app: FastifyInstance, options: { accounts: AccountService }): void {
   const sms = options.accounts.sms;
+  // A session is asked for before the body is read (as the domain did before it had schemas).
+  const signedIn = async (request: FastifyRequest) => void sms.requireUser(request.ctx);
 
-  app.post('/1.1/requestSmsCode', async (request) => {
+  app.post<ObjectBody>('/1.1/requestSmsCode', { schema: { body: ttlBody } }, async (request) => {
     await sms.requestCode(request.ctx, request.body, 'sms');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', { schema: { params: codeParams } }, async (request) => {
     await sms.verifyCode(request.ctx, request.params.code, request.body);
     return {};
   });
-  app.post('/1.1/requestLoginSmsCode', async (request) => {
+  app.post<ObjectBody>('/1.1/requestLoginSmsCode', { schema: { body: objectBody } }, async (request) => {
     await sms.requestCode(request.ctx, request.body, 'login');
     return {};
   });
-  app.post('/1.1/usersByMobilePhone', async (request, reply) => {
+  app.post<ObjectBody>('/1.1/usersByMobilePhone', { schema: { body: objectBody } }, async (request, reply) => {
     const signedIn = await sms.signUpOrLogIn(request.ctx, request.body);
     reply.status(signedIn.created ? 201 : 200).header('Location', userLocation(signedIn.user.objectId));
     return toSessionWire(signedIn.user, signedIn.sessionToken);
   });
-  app.post('/1.1/requestMobilePhoneVerify', async (request) => {
+  app.post<ObjectBody>('/1.1/requestMobilePhoneVerify', { schema: { body: objectBody } }, async (request) => {
     await sms.requestCode(request.ctx, request.body, 'verify');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', { schema: { params: codeParams } }, async (request) => {
     const user = await sms.verifyPhone(request.ctx, request.params.code, request.body);
     return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
   });
-  app.post('/1.1/requestPasswordResetBySmsCode', async (request) => {
+  app.post<ObjectBody>('/1.1/requestPasswordResetBySmsCode', { schema: { body: objectBody } }, async (request) => {
     await sms.requestCode(request.ctx, request.body, 'reset');
     return {};
   });
-  app.post('/1.1/requestChangePhoneNumber', async (request) => {
+  app.post<ObjectBody>('/1.1/requestChangePhoneNumber', { schema: { body: ttlBody }, preValidation: signedIn }, async (request) => {
     await sms.requestPhoneChange(request.ctx, request.body);
     return {};
   });
-  app.post('/1.1/changePhoneNumber', async (request) => {
+  app.post<ObjectBody>('/1.1/changePhoneNumber', { schema: { body: objectBody }, preValidation: signedIn }, async (request) => {
     const user = await sms.changePhone(request.ctx, request.body);
     return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
   });
-  app.put<{ Params: CodeParams }>('/1.1/resetPasswordBySmsCode/:code', async (request) => {
+  app.put<{ Params: CodeParams } & ObjectBody>('/1.1/resetPasswordBySmsCode/:code', { schema: { params: codeParams, body: objectBody } }, async (request) => {
     await sms.resetPassword(request.ctx, request.params.code, request.body);
     return {};
   });

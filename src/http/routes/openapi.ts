@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import { catalogue, type ErrorKind } from '../../lib/errors.ts';
+import type { RouteEntry, SchemaError } from '../schema.ts';
+
+type Json = Record<string, unknown>;
+
+/** Every `x-error` / `x-missing` a schema names, in the order they appear. */
+export function errorsNamed(schema: unknown, into: Array<{ kind: ErrorKind; message: string }> = []) {
+  if (Array.isArray(schema)) for (const item of schema) errorsNamed(item, into);
+  else if (schema !== null && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === 'x-error' || key === 'x-missing') {
+        const named = value as SchemaError;
+        const kind = typeof named === 'string' ? named : named.kind;
+        const message = (typeof named === 'string' ? undefined : named.message) ?? catalogue[kind].message;
+        if (!into.some((e) => e.kind === kind && e.message === message)) into.push({ kind, message });
+      } else errorsNamed(value, into);
+    }
+  }
+  return into;
+}
+
+/** Routes behind the application keys answer these whatever they are (src/http/context.ts). */
+const keyedErrors: ErrorKind[] = ['unauthorized'];
+
+function parameters(entry: RouteEntry): Json[] {
+  const out: Json[] = [];
+  for (const [where, schema] of [['path', entry.schema?.params], ['query', entry.schema?.querystring]] as const) {
+    const props = (schema as { properties?: Record<string, unknown>; required?: string[] } | undefined) ?? {};
+    for (const [name, property] of Object.entries(props.properties ?? {})) {
+      out.push({ name, in: where, required: where === 'path' || (props.required ?? []).includes(name), schema: property });
+    }
+  }
+  // A path parameter a route has not described yet is still a parameter.
+  for (const match of entry.url.matchAll(/:(\w+)/g)) {
+    if (!out.some((p) => p.in === 'path' && p.name === match[1])) out.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
+  }
+  return out;
+}
+
+function responses(entry: RouteEntry): Json {
+  const named = errorsNamed(entry.schema ?? {});
+  if (entry.url.startsWith('/1.1/')) {
+    for (const kind of keyedErrors) named.push({ kind, message: catalogue[kind].message });
+  }
+  const out: Json = { '200': { description: 'Success.' } };
+  for (const { kind, message } of named) {
+    const { status, code } = catalogue[kind];
+    const response = (out[String(status)] ??= {
+      description: 'A catalogue error (README "Error codes").',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: {} } },
+    }) as { content: { 'application/json': { examples: Json } } };
+    response.content['application/json'].examples[`${kind}${Object.keys(response.content['application/json'].examples).filter((k) => k.startsWith(kind)).length || ''}`] = {
+      value: { code, error: message },
+    };
+  }
+  return out;
+}
+
+/** The OpenAPI 3.1 document of the routes as registered, schemas as they validate. */
+export function openApiDocument(routes: RouteEntry[], version: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const entry of routes) {
+    const path = entry.url.replace(/:(\w+)/g, '{$1}');
+    const operation: Json = { parameters: parameters(entry), responses: responses(entry) };
+    if (entry.schema?.body) operation.requestBody = { required: false, content: { 'application/json': { schema: entry.schema.body } } };
+    (paths[path] ??= {})[entry.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Roost', version, description: 'LeanCloud-compatible REST API. Errors answer {code, error}.' },
+    paths,
+    components: {
+      schemas: {
+        Error: { type: 'object', properties: { code: { type: 'integer' }, error: { type: 'string' } }, required: ['code', 'error'] },
+      },
+    },
+  };
+}
+
+/** A page that reads /openapi.json and lists it: no script or style from elsewhere (operators may have no outside network). */
+const page = `<!doctype html><html><head><meta charset="utf-8"><title>Roost API</title>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}h2{font-size:1.1em;margin:1.5em 0 .3em}
+code{background:#f3f3f3;padding:0 .2em}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:12px}.m{font-weight:bold;text-transform:uppercase}</style>
+</head><body><h1>Roost API</h1><p>From <a href="/openapi.json">/openapi.json</a>.</p><div id="api">Loading…</div>
+<script>
+fetch('/openapi.json').then(r=>r.json()).then(doc=>{const out=[];const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
+for(const [path,ops] of Object.entries(doc.paths))for(const [method,op] of Object.entries(ops)){out.push('<h2><span class="m">'+method+'</span> <code>'+esc(path)+'</code></h2>');
+if(op.parameters.length)out.push('<p>Parameters: '+op.parameters.map(p=>'<code>'+esc(p.name)+'</code> ('+p.in+')').join(', ')+'</p>');
+if(op.requestBody)out.push('<pre>'+esc(JSON.stringify(op.requestBody.content['application/json'].schema,null,1))+'</pre>');
+const errs=[];for(const [status,r] of Object.entries(op.responses))for(const ex of Object.values((r.content&&r.content['application/json'].examples)||{}))errs.push(status+' {code: '+ex.value.code+', error: '+esc(JSON.stringify(ex.value.error))+'}');
+if(errs.length)out.push('<ul>'+errs.map(e=>'<li>'+e+'</li>').join('')+'</ul>');}
+document.getElementById('api').innerHTML=out.join('');});
+</script></body></html>`;
+
+/** GET /openapi.json and GET /docs/api, without keys: the description holds nothing secret. */
+export function registerOpenApiRoutes(app: FastifyInstance, options: { routes: RouteEntry[]; version: string }): void {
+  let built: Json | null = null;
+  app.get('/openapi.json', async () => (built ??= openApiDocument(options.routes, options.version)));
+  app.get('/docs/api', async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+}

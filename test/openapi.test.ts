@@ -1,0 +1,113 @@
+// Route schemas (src/http/schema.ts) and the API description built from them (src/http/routes/openapi.ts).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startServer, type TestServer } from './helpers/harness.ts';
+import { uniquePhone } from './helpers/sms.ts';
+import { catalogue, type ErrorKind } from '../src/lib/errors.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+/**
+ * Every route Fastify has, read from its own route tree (not from the collector under test): each
+ * line of printRoutes is a segment under the nearest less indented line; `:a|:b` is one node for
+ * routes whose parameters are named differently (which method is whose the tree does not say).
+ */
+function registeredRoutes(): Array<{ method: string; paths: string[] }> {
+  const out: Array<{ method: string; paths: string[] }> = [];
+  const stack: Array<{ depth: number; paths: string[] }> = [];
+  for (const line of server.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ├└─]*)(\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1].length;
+    while (stack.length > 0 && stack[stack.length - 1].depth >= depth) stack.pop();
+    const parents = stack.length > 0 ? stack[stack.length - 1].paths : [''];
+    const firstParam = match[2].indexOf(':');
+    const alternatives = firstParam >= 0 ? match[2].slice(firstParam).split('|').map((alt) => match[2].slice(0, firstParam) + alt) : [match[2]];
+    const paths = parents.flatMap((parent) => alternatives.map((segment) => parent + segment));
+    stack.push({ depth, paths });
+    for (const method of match[3]?.split(', ') ?? []) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      out.push({ method: method.toLowerCase(), paths: paths.map((path) => path.replace(/:(\w+)/g, '{$1}')) });
+    }
+  }
+  return out;
+}
+
+test('GET /openapi.json is OpenAPI 3.1 and holds every registered route', async () => {
+  const response = await server.client.request('GET', '/openapi.json');
+  assert.equal(response.status, 200);
+  assert.equal(response.body.openapi, '3.1.0');
+  const routes = registeredRoutes();
+  assert.ok(routes.length > 60, `only ${routes.length} routes read from Fastify`);
+  for (const { method, paths } of routes) {
+    assert.ok(paths.some((path) => response.body.paths[path]?.[method]), `${method.toUpperCase()} ${paths.join(' or ')} is not in the document`);
+  }
+  const requestSmsCode = response.body.paths['/1.1/requestSmsCode'].post;
+  assert.equal(requestSmsCode.requestBody.content['application/json'].schema.type, 'object');
+  assert.deepEqual(requestSmsCode.responses['400'].content['application/json'].examples.incorrectType.value, {
+    code: 111,
+    error: 'ttl must be 1 to 30 minutes.',
+  });
+});
+
+/**
+ * "Reachable" here: each catalogue error the document names (its code with its exact message) is
+ * asserted by some test: the message is written in a test file, or the test names the catalogue entry.
+ */
+test('every catalogue error named in the document is asserted by some test', async () => {
+  const sources = readdirSync('test', { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => readFileSync(join('test', name), 'utf8'))
+    .join('\n');
+  const document = (await server.client.request('GET', '/openapi.json')).body;
+  const named = new Set<string>();
+  for (const operations of Object.values(document.paths) as Array<Record<string, { responses: Record<string, { content?: Record<string, { examples: Record<string, { value: { code: number; error: string } }> }> }> }>>) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses)) {
+        for (const { value } of Object.values(response.content?.['application/json'].examples ?? {})) named.add(JSON.stringify(value));
+      }
+    }
+  }
+  assert.ok(named.size >= 3);
+  for (const entry of named) {
+    const { code, error } = JSON.parse(entry) as { code: number; error: string };
+    const kinds = (Object.keys(catalogue) as ErrorKind[]).filter((kind) => catalogue[kind].code === code);
+    assert.ok(kinds.length > 0, `code ${code} is not in the catalogue`);
+    const asserted = sources.includes(JSON.stringify(error).slice(1, -1)) || kinds.some((kind) => catalogue[kind].message === error && sources.includes(`catalogue.${kind}`));
+    assert.ok(asserted, `no test asserts ${entry}`);
+  }
+});
+
+test('GET /docs/api is a page that reads the document, with nothing loaded from elsewhere', async () => {
+  const response = await fetch(`${server.url}/docs/api`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+  const page = await response.text();
+  assert.match(page, /fetch\('\/openapi\.json'\)/);
+  assert.doesNotMatch(page, /(src|href)="(https?:)?\/\//);
+});
+
+test('a schema failure answers the catalogue error the schema names, and nothing is coerced', async () => {
+  const phone = uniquePhone();
+  for (const ttl of [0, 31, 1.5, '5', true, {}]) {
+    const response = await server.client.request('POST', '/1.1/requestSmsCode', { body: { mobilePhoneNumber: phone, ttl } });
+    assert.deepEqual([response.status, response.body], [400, { code: 111, error: 'ttl must be 1 to 30 minutes.' }], `ttl ${JSON.stringify(ttl)}`);
+  }
+  for (const body of [[], 'text', 12]) {
+    const response = await server.client.request('POST', '/1.1/requestLoginSmsCode', { body });
+    assert.deepEqual([response.status, response.body], [400, { code: 107, error: catalogue.invalidJson.message }], JSON.stringify(body));
+  }
+  const empty = await server.client.request('POST', '/1.1/usersByMobilePhone', { raw: '', headers: { 'content-type': 'application/json' } });
+  assert.deepEqual([empty.status, empty.body], [400, { code: 107, error: catalogue.invalidJson.message }]);
+  // The session is asked for before the body is read.
+  const anonymous = await server.client.request('POST', '/1.1/requestChangePhoneNumber', { body: { ttl: 0 } });
+  assert.deepEqual([anonymous.status, anonymous.body], [403, { code: 206, error: catalogue.sessionMissing.message }]);
+});
