@@ -1,6 +1,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import pg from 'pg';
+import Database from 'better-sqlite3';
 import { ManualClock } from '../src/lib/clock.ts';
 import { startServer, testDatabase, type TestServer, type TestDatabase } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
@@ -35,6 +37,21 @@ async function proofs(server: TestServer, clock: ManualClock, key: string, maste
     await status(server, { 'X-AVOSCloud-Application-Key': `${key}${suffix}` }),
     await status(server, { 'X-AVOSCloud-Request-Sign': `${md5(timestamp + key)},${timestamp}${suffix}` }),
   ];
+}
+
+/** How many indexes the objects table has, by the database's catalogue. */
+async function indexesOnObjects(database: TestDatabase): Promise<number> {
+  if (database.kind === 'postgres') {
+    const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+    await client.connect();
+    const { rows } = await client.query(`SELECT COUNT(*)::int AS n FROM pg_indexes WHERE tablename = 'objects'`);
+    await client.end();
+    return rows[0].n as number;
+  }
+  const db = new Database(database.env.SQLITE_PATH, { readonly: true });
+  const { n } = db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'objects'`).get() as { n: number };
+  db.close();
+  return n;
 }
 
 async function until(check: () => Promise<boolean>): Promise<void> {
@@ -94,6 +111,10 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   const other = await server.services.registry.create('other');
   const master = { 'X-LC-Key': `${server.masterKey},master` };
   for (const body of [{ n: 1 }, { n: 2 }]) assert.equal(await status(server, master, { method: 'POST', body: JSON.stringify(body) }), 201);
+  assert.equal((await server.master.post('/1.1/indexes/Probe', { name: 'byN', keys: { n: 1 } })).status, 201);
+  await server.store.classIndexes.idle();
+  const indexCount = () => indexesOnObjects(database);
+  const withIndex = await indexCount();
   assert.equal((await server.client.post('/1.1/users', { username: 'ann', password: 'secret-pass-1' })).status, 201);
   assert.equal((await server.client.post('/1.1/installations', { deviceType: 'android', installationId: 'a'.repeat(32) })).status, 201);
 
@@ -111,6 +132,7 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   assert.equal(deleted.stdout, `deleted application ${server.appId}\n`);
   await until(async () => (await status(server, master)) === 401);
   assert.equal(await server.store.appContents(server.appId), null);
+  assert.equal(await indexCount(), withIndex - (database.kind === 'sqlite' ? 1 : 2));
   assert.deepEqual(await server.store.appContents(other.appId), { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 });
   const missing = await roostCli(database.env, 'app', 'keys', server.appId);
   assert.deepEqual(missing, { code: 1, stdout: '', stderr: `roost: no application with id ${server.appId}\n` });

@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, existsSync, statSync } from 'node:fs';
+import { readFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import Database from 'better-sqlite3';
@@ -156,4 +156,21 @@ test('PostgreSQL without a configured key refuses to start, saying what to set',
   const wrong = await roostCli({ ...database.env, ROOST_SECRET_KEY: 'not-a-key' }, 'migrate');
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /^roost: a secret key must be 32 random bytes in base64/);
+});
+
+test('SQLite whose key file is gone refuses to start, naming the key it needs', { skip: process.env.DATABASE_URL ? 'SQLite only' : false }, async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  const store = await database.open();
+  await store.createApp({ appId: 'gone-key-app', name: 'x', appKey: 'a'.repeat(24), masterKey: 'm'.repeat(24), settings: {}, createdAt: 1, retiredKeys: [] });
+  await store.close();
+  const keyFile = `${database.env.SQLITE_PATH.replace(/[^/]+$/, '')}secret.key`;
+  const id = /sealed:1:([0-9a-f]{8}):/.exec(await dumpOf(database))![1];
+  rmSync(keyFile);
+  const outcome = await roostCli(database.env, 'app', 'list');
+  assert.equal(outcome.code, 1);
+  assert.equal(
+    outcome.stderr,
+    `roost: a secret in the database was sealed with key ${id}, which is not among the configured secret keys (ROOST_SECRET_KEY / ROOST_SECRET_KEY_FILE)\n`,
+  );
 });

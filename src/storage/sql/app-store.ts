@@ -139,6 +139,12 @@ export class SqlAppStore {
     return { users: count('_User'), installations: count('_Installation'), roles: count('_Role'), objects: all - count('_User') - count('_Installation') - count('_Role'), classes: rows.length };
   }
 
+  /** The indexes users declared on the app's classes: database indexes of their own, dropped one by one. */
+  async declaredIndexes(appId: string): Promise<Array<{ className: string; name: string }>> {
+    const { rows } = await sql<{ class_name: string; name: string }>`SELECT class_name, name FROM class_indexes WHERE app_id = ${appId}`.execute(this.db);
+    return rows.map((row) => ({ className: row.class_name, name: row.name }));
+  }
+
   async deleteApp(appId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       for (const table of appTables) await sql`DELETE FROM ${sql.table(table)} WHERE app_id = ${appId}`.execute(trx);

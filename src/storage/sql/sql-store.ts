@@ -120,7 +120,9 @@ export class SqlStore implements Store {
     return this.apps.appContents(appId);
   }
 
-  deleteApp(appId: string): Promise<boolean> {
+  async deleteApp(appId: string): Promise<boolean> {
+    // Outside the transaction: PostgreSQL drops an index CONCURRENTLY, which no transaction may hold.
+    for (const index of await this.apps.declaredIndexes(appId)) await this.classIndexes.drop(appId, index.className, index.name);
     return this.apps.deleteApp(appId);
   }
 
