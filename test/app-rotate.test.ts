@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../src/lib/clock.ts';
+import { ChannelClient } from '../src/push/channel/client.ts';
 import { startServer, testDatabase, type TestServer, type TestDatabase } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
 
@@ -136,4 +137,24 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   assert.deepEqual(await server.store.appContents(other.appId), { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 });
   const missing = await roostCli(database.env, 'app', 'keys', server.appId);
   assert.deepEqual(missing, { code: 1, stdout: '', stderr: `roost: no application with id ${server.appId}\n` });
+});
+
+test("the push channel's login accepts an app key in its grace period and refuses one rotated without grace", async () => {
+  const server = await startServer();
+  servers.push(server);
+  const login = async (appKey: string) => {
+    const device = new ChannelClient({ url: server.url, appId: server.appId, appKey, installationId: 'rotating-device' });
+    try {
+      await device.connect();
+      return 'loggedin';
+    } catch (error) {
+      return (error as { code?: number }).code;
+    } finally {
+      await device.close();
+    }
+  };
+  const first = await server.services.registry.rotate(server.appId, 'appKey', 3_600_000);
+  assert.deepEqual([await login(server.appKey), await login(first!.appKey)], ['loggedin', 'loggedin']);
+  const second = await server.services.registry.rotate(server.appId, 'appKey', 0);
+  assert.deepEqual([await login(server.appKey), await login(first!.appKey), await login(second!.appKey)], ['loggedin', 401, 'loggedin']);
 });
