@@ -225,12 +225,9 @@ export class AccountService {
   }
 
   /** Changes the password given the old one; rotates the token when forceReloginOnPasswordChange is on. */
-  async updatePassword(caller: AccountCaller, userId: string, body: unknown): Promise<SignedIn> {
+  async updatePassword(caller: AccountCaller, userId: string, body: { old_password: string; new_password?: unknown }): Promise<SignedIn> {
     this.requireSelf(caller, userId);
-    if (!isObject(body)) fail('invalidJson');
-    if (typeof body.old_password !== 'string' || body.old_password === '') {
-      fail('passwordMissing', 'old_password is missing or empty.');
-    }
+    // old_password: a non-empty string, as the route's schema holds (src/http/routes/users.ts).
     const newPassword = checkNewPassword(body.new_password);
     const record = await this.store.accounts.findUser(caller.appId, { userId });
     if (!record) fail('userNotFound');
@@ -269,7 +266,8 @@ export class AccountService {
 
 
   /** User-restricted APIs: the user's own valid session, or the master key. */
-  private requireSelf(caller: AccountCaller, userId: string): void {
+  /** The caller may change this user; the routes ask it before they read the body. */
+  requireSelf(caller: AccountCaller, userId: string): void {
     if (caller.master || (caller.userId !== null && caller.userId === userId)) return;
     // A token that no longer resolves was replaced (refresh, password change): SPEC §3.3 answers 403.
     if (caller.sessionToken && caller.userId === null) fail('staleSession');

@@ -77,19 +77,37 @@ export interface PushRequestContext {
  * Validates a POST /1.1/push body (reference §4.2) into a push to store. Bad input is a 4xx
  * ApiError naming the field.
  */
-export function parsePushRequest(body: unknown, context: PushRequestContext): NewPush {
-  if (!isObject(body)) fail('invalidJson');
-  const { now } = context;
-  if (body.cql !== undefined) fail('invalidQuery', 'cql is not supported for push: select installations with where.');
+/**
+ * The body's shape as POST /1.1/push declares it (src/http/routes/push.ts); allOf keeps the order in
+ * which its faults are answered. What a schema cannot say (sizes, where, times) is checked below.
+ */
+export const pushBodySchema = {
+  type: 'object',
+  'x-error': 'invalidJson',
+  allOf: [
+    { not: { required: ['cql'] }, 'x-error': { kind: 'invalidQuery', message: 'cql is not supported for push: select installations with where.' } },
+    {
+      required: ['data'],
+      properties: { data: { type: 'object', 'x-missing': { kind: 'missingRequired', message: 'A push needs "data".' }, 'x-error': { kind: 'incorrectType', message: 'data must be a JSON object.' } } },
+    },
+    {
+      properties: {
+        data: {
+          properties: {
+            alert: { type: ['string', 'object'], 'x-error': { kind: 'incorrectType', message: 'data.alert must be a string (or an APNs alert object).' } },
+            title: { type: 'string', 'x-error': { kind: 'incorrectType', message: 'data.title must be a string.' } },
+            silent: { type: 'boolean', 'x-error': { kind: 'incorrectType', message: 'data.silent must be true or false.' } },
+          },
+        },
+      },
+    },
+  ],
+};
 
-  if (body.data === undefined) fail('missingRequired', 'A push needs "data".');
-  if (!isObject(body.data)) fail('incorrectType', 'data must be a JSON object.');
+/** `body` has passed pushBodySchema. */
+export function parsePushRequest(body: Record<string, unknown>, context: PushRequestContext): NewPush {
+  const { now } = context;
   const data = checkJson(body.data) as JsonObject;
-  if (data.alert !== undefined && typeof data.alert !== 'string' && !isObject(data.alert)) {
-    fail('incorrectType', 'data.alert must be a string (or an APNs alert object).');
-  }
-  if (data.title !== undefined && typeof data.title !== 'string') fail('incorrectType', 'data.title must be a string.');
-  if (data.silent !== undefined && typeof data.silent !== 'boolean') fail('incorrectType', 'data.silent must be true or false.');
   const hms = body.hms === undefined ? undefined : checkJson(body.hms);
   if (hms !== undefined && !isObject(hms)) fail('incorrectType', 'hms must be a JSON object.');
   const contentBytes = Buffer.byteLength(JSON.stringify(hms === undefined ? data : { data, hms }), 'utf8');

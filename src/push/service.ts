@@ -100,7 +100,7 @@ export class PushService {
    */
   async accept(
     appId: string,
-    body: unknown,
+    body: Record<string, unknown>,
     prodHeader: string | null,
     settings: { commercial: boolean },
   ): Promise<{ created: boolean; record: NotificationRecord }> {

@@ -1,10 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { mergeSettings } from '../../apps/settings.ts';
 import { parseLimit, parseSkip } from '../../objects/query.ts';
 import { notificationToWire } from '../../push/notifications.ts';
 import type { PushService } from '../../push/service.ts';
+import { pushBodySchema } from '../../push/request.ts';
 import { requireMaster } from '../context.ts';
 import { param, queryOf } from '../params.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -19,11 +20,14 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
   const { push } = options;
   registerScheduledPushRoutes(app, { schedule: push.schedule });
 
-  app.post('/1.1/push', async (request, reply) => {
-    const settings = mergeSettings(request.ctx.app.settings);
-    if (!request.ctx.master && !settings.clientPushAllowed) {
+  // Who may push is answered before what was sent.
+  const mayPush = async (request: FastifyRequest) => {
+    if (!request.ctx.master && !mergeSettings(request.ctx.app.settings).clientPushAllowed) {
       throw new ApiError('masterKeyRequired', 'Push needs the master key (or the app setting clientPushAllowed).');
     }
+  };
+  app.post<{ Body: Record<string, unknown> }>('/1.1/push', { schema: { body: pushBodySchema }, preValidation: mayPush }, async (request, reply) => {
+    const settings = mergeSettings(request.ctx.app.settings);
     const prod = request.headers['x-lc-prod'] ?? request.headers['x-svc-prod'];
     const { created, record } = await push.accept(request.ctx.appId, request.body, typeof prod === 'string' ? prod : null, settings);
     reply.status(created ? 201 : 200);

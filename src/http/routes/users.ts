@@ -8,10 +8,19 @@ import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
 import { answerObject, answerObjects } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
+import { pathParams } from '../schema.ts';
 
 interface UserParams {
   objectId: string;
 }
+const userParams = pathParams('objectId');
+const oldPassword = { kind: 'passwordMissing', message: 'old_password is missing or empty.' } as const;
+const updatePasswordBody = {
+  type: 'object',
+  'x-error': 'invalidJson',
+  required: ['old_password'],
+  properties: { old_password: { type: 'string', minLength: 1, 'x-error': oldPassword, 'x-missing': oldPassword } },
+};
 
 /**
  * The `_User` handlers; both /1.1/users… and /1.1/classes/_User… (what the SDKs use, batch
@@ -111,8 +120,12 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
     const { user, sessionToken } = await accounts.refreshSessionToken(request.ctx, request.params.objectId);
     return refreshedWire(user, sessionToken);
   });
-  app.put<{ Params: UserParams }>('/1.1/users/:objectId/updatePassword', async (request) => {
+  app.put<{ Params: UserParams; Body: { old_password: string } }>(
+    '/1.1/users/:objectId/updatePassword',
+    { schema: { params: userParams, body: updatePasswordBody }, preValidation: async (request) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId) },
+    async (request) => {
     const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
     return { ...updatedWire(user), sessionToken };
-  });
+    },
+  );
 }
