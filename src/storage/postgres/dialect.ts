@@ -215,6 +215,8 @@ export const postgresDialect: SqlDialect = {
 
   // Rows encoded for COPY on the parse threads.
   importBatch: encodeImportBatch,
+  boundClass: (className: string) => sql`${className}`,
+  afterAnalyze: [],
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };

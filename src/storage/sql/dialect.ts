@@ -130,4 +130,12 @@ export interface SqlDialect {
    * parse threads run it (src/storage/import-batch.ts).
    */
   importBatch(appId: string, className: string, records: ImportRecord[]): ImportBatch;
+  /**
+   * A class name bound into a read of `objects` (`o.class_name = ${boundClass(name)}`). SQLite re-plans a
+   * prepared statement at every run once a bound value took part in its plan: comparing a bound class with
+   * a partial index's `class_name = '_Role'` does, and so do the value samples of ANALYZE (sqlite_stat4).
+   */
+  boundClass(className: string): Sql;
+  /** Statements run after ANALYZE: keep only the statistics that do not tie plans to bound values (boundClass). */
+  readonly afterAnalyze: readonly Sql[];
 }

@@ -153,6 +153,7 @@ export class SqlOpsStore implements OpsStore {
   async finishImport(): Promise<void> {
     await sql`ANALYZE objects`.execute(this.db);
     await sql`ANALYZE auth_identities`.execute(this.db);
+    for (const statement of this.dialect.afterAnalyze) await statement.execute(this.db);
   }
 
   async queueDepth(now: number): Promise<QueueDepth> {

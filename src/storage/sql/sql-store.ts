@@ -168,7 +168,7 @@ export class SqlStore implements Store {
   /** The rows among `ids` of one class that the readers may read (one statement, any order). */
   protected async selectByIds(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<SelectedRow[]> {
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
       AND o.id IN (${sql.join(ids.map((id) => sql`${id}`))}) AND ${this.readable(appId, readers)}`.execute(this.db);
     return rows;
   }
@@ -178,7 +178,7 @@ export class SqlStore implements Store {
     if (plausible.length === 0) return [];
     // The ids are bound as one parameter: a level of a thousand results' arrays of pointers stays one short statement.
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
       AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`.execute(this.db);
     return rows.map((row) => fromRow(this.dialect, row));
   }
@@ -208,7 +208,7 @@ export class SqlStore implements Store {
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
     const scope = { dialect: this.dialect, appId, className, readers };
     const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM objects o
-      WHERE o.app_id = ${appId} AND o.class_name = ${className}
+      WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
       AND ${compileWhere(scope, where)} AND ${this.readable(appId, readers)}`.execute(this.db);
     return Number(rows[0].n);
   }

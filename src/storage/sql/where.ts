@@ -249,7 +249,7 @@ export function findStatement(
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
   const readable = readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
-    WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${condition} AND ${readable}`;
+    WHERE o.app_id = ${appId} AND o.class_name = ${dialect.boundClass(className)} AND ${condition} AND ${readable}`;
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
