@@ -151,3 +151,23 @@ test('PUT /1.1/users/<id>/updatePassword: old_password from the schema, the sess
   const changed = await server.client.request('PUT', path, { body: { old_password: user.password, new_password: 'n3w-Passw0rd' }, session: user.sessionToken });
   assert.equal(changed.status, 200);
 });
+
+test('requestEmailVerify and requestPasswordReset: {email} from the schema, its form from the domain', async () => {
+  const missing = { code: 204, error: catalogue.emailMissing.message };
+  const invalid = { code: 125, error: catalogue.invalidEmail.message };
+  for (const path of ['/1.1/requestEmailVerify', '/1.1/requestPasswordReset']) {
+    for (const [body, expected] of [
+      [{}, missing],
+      [{ email: null }, missing],
+      [{ email: '' }, missing],
+      [{ email: 5 }, invalid],
+      [{ email: ['a@example.com'] }, invalid],
+      [{ email: 'not an address' }, invalid],
+      [['a@example.com'], { code: 107, error: catalogue.invalidJson.message }],
+      [{ email: 'nobody@example.com' }, { code: 205, error: catalogue.emailNotFound.message }],
+    ] as const) {
+      const response = await server.client.request('POST', path, { body });
+      assert.deepEqual([response.status, response.body], [400, expected], `${path} ${JSON.stringify(body)}`);
+    }
+  }
+});

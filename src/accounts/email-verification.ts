@@ -37,7 +37,7 @@ export class EmailVerification {
   };
 
   /** POST /1.1/requestEmailVerify: mails a new link (205 without such a user; nothing to do once verified). */
-  async request(app: AppRecord, body: unknown): Promise<void> {
+  async request(app: AppRecord, body: { email: string }): Promise<void> {
     const email = parseEmailBody(body);
     const record = await this.store.accounts.findUser(app.appId, { field: 'email', value: email });
     if (!record) fail('emailNotFound');

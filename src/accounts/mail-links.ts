@@ -4,7 +4,7 @@ import { fail } from '../lib/errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { renderTemplate, templateFor } from '../mail/templates.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
-import { checkText, isObject } from '../objects/values.ts';
+import { checkText } from '../objects/values.ts';
 import type { MailTokenInfo, MailTokenKind, MailTokenStore } from '../storage/mail-token-store.ts';
 import { isEmailAddress } from './user-fields.ts';
 
@@ -50,13 +50,21 @@ export interface FlowLogger {
 const tokenPattern = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** The `{email}` body of requestEmailVerify and requestPasswordReset. */
-export function parseEmailBody(body: unknown): string {
-  if (!isObject(body)) fail('invalidJson');
-  const email = body.email;
-  if (email === undefined || email === null || email === '') fail('emailMissing');
-  if (typeof email === 'string') checkText(email);
-  if (!isEmailAddress(email)) fail('invalidEmail');
-  return email;
+/** {email}, as POST /1.1/requestEmailVerify and /1.1/requestPasswordReset declare it; its form is checked in parseEmailBody. */
+export const emailBodySchema = {
+  type: 'object',
+  'x-error': 'invalidJson',
+  required: ['email'],
+  properties: {
+    email: { 'x-missing': 'emailMissing', allOf: [{ not: { enum: [null, ''] }, 'x-error': 'emailMissing' }, { type: 'string', 'x-error': 'invalidEmail' }] },
+  },
+};
+
+/** `body` has passed emailBodySchema. */
+export function parseEmailBody(body: { email: string }): string {
+  checkText(body.email);
+  if (!isEmailAddress(body.email)) fail('invalidEmail');
+  return body.email;
 }
 
 /**

@@ -28,7 +28,7 @@ export class PasswordReset {
   }
 
   /** POST /1.1/requestPasswordReset: mails a link; 205 when no user has that address. */
-  async request(app: AppRecord, body: unknown): Promise<void> {
+  async request(app: AppRecord, body: { email: string }): Promise<void> {
     const email = parseEmailBody(body);
     const record = await this.store.accounts.findUser(app.appId, { field: 'email', value: email });
     if (!record) fail('emailNotFound');

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmailVerification } from '../../accounts/email-verification.ts';
 import type { PasswordReset } from '../../accounts/password-reset.ts';
-import { linkFailureMessages, type LinkFailed } from '../../accounts/mail-links.ts';
+import { emailBodySchema, linkFailureMessages, type LinkFailed } from '../../accounts/mail-links.ts';
 import type { AppRegistry } from '../../apps/registry.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
@@ -18,6 +18,8 @@ interface TokenParams {
   token: string;
 }
 
+type EmailBody = { Body: { email: string } };
+
 export interface EmailRouteOptions {
   verification: EmailVerification;
   reset: PasswordReset;
@@ -26,11 +28,11 @@ export interface EmailRouteOptions {
 /** The SDK calls, under the application's keys: they mail a link and answer `{}`. */
 export function registerEmailRoutes(api: FastifyInstance, options: EmailRouteOptions): void {
   const { verification, reset } = options;
-  api.post('/1.1/requestEmailVerify', async (request) => {
+  api.post<EmailBody>('/1.1/requestEmailVerify', { schema: { body: emailBodySchema } }, async (request) => {
     await verification.request(request.ctx.app, request.body);
     return {};
   });
-  api.post('/1.1/requestPasswordReset', async (request) => {
+  api.post<EmailBody>('/1.1/requestPasswordReset', { schema: { body: emailBodySchema } }, async (request) => {
     await reset.request(request.ctx.app, request.body);
     return {};
   });
