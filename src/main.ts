@@ -8,6 +8,7 @@ import { systemClock } from './lib/clock.ts';
 import { isEntryPoint } from './lib/entry-point.ts';
 import { checkRedis, listenAtStart, openStoreAtStart, reportStartFailure } from './startup.ts';
 import { buildServer } from './server.ts';
+import { keyFilePath } from './secret-keys.ts';
 
 /**
  * The keys of the application made on first start reach the operator and no log collector: on a
@@ -33,6 +34,10 @@ export async function serve(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const store = await openStoreAtStart(config);
+  const keyFile = config.databaseUrl ? keyFilePath(config) : null;
+  if (keyFile && !config.secretKeyFile) {
+    logger.warn({ keyFile }, 'secrets are sealed with the key generated in keyFile: every node needs the same key (copy the file, or set ROOST_SECRET_KEY)');
+  }
   if (config.redisUrl) await checkRedis(config.redisUrl);
   if (!config.secret) config.secret = await store.serverSecret();
   const { app, services } = await buildServer({ config, store, clock: systemClock, logger });

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from './config.ts';
 import { newSecretKeyText, processSecretBox, SecretBox, SecretKeyError } from './lib/secret-box.ts';
@@ -11,32 +11,29 @@ export type SecretKeySource =
 /**
  * Where the keys that seal secrets in the database come from, in this order:
  * ROOST_SECRET_KEY (keys separated by commas, the first sealing), ROOST_SECRET_KEY_FILE (one a line),
- * and for the embedded SQLite file only, `secret.key` next to the database, created (0600) on first
- * start. PostgreSQL has no such default: nodes on other machines would each make a different key,
- * and a key stored in the database would open what it seals to whoever dumps it.
+ * else a `secret.key` created (0600) on first start: next to the embedded SQLite file, or in DATA_DIR for
+ * PostgreSQL. The PostgreSQL default keeps `npm start` with only DATABASE_URL working (and nodes sharing a
+ * working directory share the file); nodes on other machines need the same key, and one with another key
+ * stops at start naming the key id it lacks (the server secret is opened there), never serving half-readable
+ * apps. A key stored in the database would open what it seals to whoever dumps it, so there is none there.
  */
-export function keyFilePath(config: Pick<Config, 'databaseUrl' | 'sqlitePath' | 'secretKey' | 'secretKeyFile'>): string | null {
+type KeyConfig = Pick<Config, 'databaseUrl' | 'sqlitePath' | 'dataDir' | 'secretKey' | 'secretKeyFile'>;
+
+export function keyFilePath(config: KeyConfig): string | null {
   if (config.secretKey) return null;
   if (config.secretKeyFile) return config.secretKeyFile;
-  if (config.databaseUrl || config.sqlitePath === ':memory:') return null;
+  if (config.databaseUrl) return join(config.dataDir, 'secret.key');
+  if (config.sqlitePath === ':memory:') return null;
   return join(dirname(config.sqlitePath), 'secret.key');
 }
 
-export function loadSecretKeys(
-  config: Pick<Config, 'databaseUrl' | 'sqlitePath' | 'secretKey' | 'secretKeyFile'>,
-): { box: SecretBox; source: SecretKeySource } {
+export function loadSecretKeys(config: KeyConfig): { box: SecretBox; source: SecretKeySource } {
   if (config.secretKey) return { box: SecretBox.fromText(config.secretKey), source: { kind: 'env' } };
   const path = keyFilePath(config);
-  if (path === null) {
-    if (config.databaseUrl) {
-      throw new SecretKeyError(
-        'PostgreSQL needs a key to seal secrets with: set ROOST_SECRET_KEY (make one with `roost secrets new-key`) or ROOST_SECRET_KEY_FILE, the same on every node',
-      );
-    }
-    return { box: processSecretBox(), source: { kind: 'memory' } };
-  }
+  if (path === null) return { box: processSecretBox(), source: { kind: 'memory' } };
   let created = false;
   if (!config.secretKeyFile && !existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
     // 'wx': of processes starting together, one writes the file; the others read it.
     try {
       writeFileSync(path, newSecretKeyText() + '\n', { mode: 0o600, flag: 'wx' });

@@ -2,7 +2,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import Database from 'better-sqlite3';
@@ -144,15 +146,25 @@ test('roost secrets rotate-key: a new key seals everything, the old one is kept 
   }
 });
 
-test('PostgreSQL without a configured key refuses to start, saying what to set', { skip: process.env.DATABASE_URL ? false : 'PostgreSQL only' }, async () => {
+test('PostgreSQL without a configured key seals with one made in DATA_DIR; a node with another key stops, naming the one it lacks', { skip: process.env.DATABASE_URL ? false : 'PostgreSQL only' }, async () => {
   const database = await testDatabase();
   databases.push(database);
-  const outcome = await roostCli({ ...database.env, ROOST_SECRET_KEY: '' }, 'migrate');
-  assert.equal(outcome.code, 1);
-  assert.equal(
-    outcome.stderr,
-    'roost: PostgreSQL needs a key to seal secrets with: set ROOST_SECRET_KEY (make one with `roost secrets new-key`) or ROOST_SECRET_KEY_FILE, the same on every node\n',
-  );
+  const first = mkdtempSync(join(tmpdir(), 'roost-key-a-'));
+  const other = mkdtempSync(join(tmpdir(), 'roost-key-b-'));
+  try {
+    const created = await roostCli({ ...database.env, ROOST_SECRET_KEY: '', DATA_DIR: first }, 'app', 'create', '--name', 'keyed');
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(statSync(join(first, 'secret.key')).mode & 0o777, 0o600);
+    const again = await roostCli({ ...database.env, ROOST_SECRET_KEY: '', DATA_DIR: first }, 'app', 'keys', JSON.parse(created.stdout).appId);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).masterKey, JSON.parse(created.stdout).masterKey);
+    const elsewhere = await roostCli({ ...database.env, ROOST_SECRET_KEY: '', DATA_DIR: other }, 'app', 'list');
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.stderr, /^roost: a secret in the database was sealed with key [0-9a-f]{8}, which is not among the configured secret keys/);
+  } finally {
+    rmSync(first, { recursive: true, force: true });
+    rmSync(other, { recursive: true, force: true });
+  }
   const wrong = await roostCli({ ...database.env, ROOST_SECRET_KEY: 'not-a-key' }, 'migrate');
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /^roost: a secret key must be 32 random bytes in base64/);

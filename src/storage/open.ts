@@ -4,7 +4,7 @@ import type { Store } from './store.ts';
 import { openPostgresStore } from './postgres/open.ts';
 import { openSqliteStore } from './sqlite/open.ts';
 
-export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqlitePath' | 'statementTimeoutMs' | 'secretKey' | 'secretKeyFile'>;
+export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqlitePath' | 'dataDir' | 'statementTimeoutMs' | 'secretKey' | 'secretKeyFile'>;
 
 /** Opens the configured store, its secrets sealed with the configured keys (src/secret-keys.ts). */
 export async function openStore(config: StoreConfig): Promise<Store> {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openPostgresStore } from '../../src/storage/postgres/open.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/open.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -60,7 +60,7 @@ export async function testDatabase(): Promise<TestDatabase> {
     kind: 'sqlite',
     env: { SQLITE_PATH: path },
     // What a Roost process does on this database: the key file next to it, created on first open.
-    open: () => openSqliteStore({ path, secrets: loadSecretKeys({ databaseUrl: null, sqlitePath: path, secretKey: null, secretKeyFile: null }).box }),
+    open: () => openSqliteStore({ path, secrets: loadSecretKeys({ databaseUrl: null, sqlitePath: path, dataDir: dirname(path), secretKey: null, secretKeyFile: null }).box }),
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
