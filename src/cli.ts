@@ -15,6 +15,7 @@ import { importCommand, importUsage } from './import/command.ts';
 import { indexCommand, indexUsage } from './index-command.ts';
 import { schemaCommand, schemaUsage } from './schema-command.ts';
 import { filesCommand, filesUsage } from './files-command.ts';
+import { operatorCommand, operatorUsage } from './operator-command.ts';
 
 const usage = `Usage: roost <command>
 
@@ -33,6 +34,7 @@ const usage = `Usage: roost <command>
   ${indexUsage}
   ${schemaUsage}
   ${filesUsage}
+  ${operatorUsage}
 
 Configuration comes from the environment (DATABASE_URL, …): see README.md.`;
 
@@ -139,6 +141,10 @@ export async function runCli(argv: string[]): Promise<number> {
         });
       case 'secrets':
         return await secretsCommand(rest, loadConfig(), (message) => {
+          throw new UsageError(message);
+        });
+      case 'operator':
+        return await operatorCommand(rest, loadConfig(), (message) => {
           throw new UsageError(message);
         });
       case 'devices':

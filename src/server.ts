@@ -54,6 +54,8 @@ import { registerFileServing } from './http/routes/file-serving.ts';
 import { collectRoutes, installSchemaValidation } from './http/schema.ts';
 import { registerOpenApiRoutes } from './http/routes/openapi.ts';
 import { version } from './lib/version.ts';
+import { OperatorService } from './console/operators.ts';
+import { registerConsoleRoutes } from './http/routes/console.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -73,6 +75,8 @@ export interface Services {
   schemas: ClassSchemas;
   accounts: AccountService;
   push: PushService;
+  /** The console's operators (src/console/operators.ts). */
+  operators: OperatorService;
 }
 
 /**
@@ -293,6 +297,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   await registerEmailPages(app, { verification, reset, registry });
+  // The operators' web console (docs/console.md): its own accounts and sessions, the same services.
+  const operators = new OperatorService({ store: store.operators, clock, secret: config.secret });
+  await registerConsoleRoutes(app, { operators, registry });
   registerPushChannel(app, { channel: push.ownChannel });
   // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
   registerPushConnection(app, {
@@ -310,5 +317,5 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
-  return { app, services: { registry, objects, schemas, accounts, push } };
+  return { app, services: { registry, objects, schemas, accounts, push, operators } };
 }

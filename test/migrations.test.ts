@@ -21,6 +21,7 @@ test('the loader lists every migration file of the folder, in name order', () =>
 
 const tables = [
   'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
+  'operator_audit', 'operator_sessions', 'operators',
   'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relation_keys', 'relations',
   'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
 ];
@@ -28,6 +29,7 @@ const tables = [
 const indexes = [
   'auth_identities_user_idx', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_idx', 'objects_installation_id_key',
   'objects_mobile_phone_key', 'objects_role_name_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
+  'operator_audit_at_idx', 'operator_sessions_operator_idx',
   'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending', 'relations_target_idx',
   'sms_codes_digest_idx', 'sms_sends_phone_idx',
 ];

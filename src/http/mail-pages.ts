@@ -27,15 +27,13 @@ button:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
 .hint{color:#57606a;font-size:.95rem}
 `;
 
-/** The style sheet is allowed by its hash: nothing else may run or load on these pages. */
-const styleHash = createHash('sha256').update(style).digest('base64');
-const contentSecurityPolicy = [
-  "default-src 'none'",
-  `style-src 'sha256-${styleHash}'`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+/** A page's one inline style sheet is allowed by its hash: nothing else may run or load, nor frame it. */
+export function styleOnlyPolicy(css: string): string {
+  const hash = createHash('sha256').update(css).digest('base64');
+  return ["default-src 'none'", `style-src 'sha256-${hash}'`, "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
+}
+
+const contentSecurityPolicy = styleOnlyPolicy(style);
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -52,17 +50,22 @@ export function secretUrlHeaders(reply: FastifyReply): FastifyReply {
     .header('X-Content-Type-Options', 'nosniff');
 }
 
-function document(appName: string | null, title: string, body: string): string {
-  const app = appName ? escapeHtml(appName) : null;
+/** Everything before <body>: a phone-sized viewport, no indexing, the one style sheet. */
+export function htmlHead(title: string, css: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<title>${escapeHtml(title)}${app ? ` – ${app}` : ''}</title>
-<style>${style}</style>
-</head>
+<title>${escapeHtml(title)}</title>
+<style>${css}</style>
+</head>`;
+}
+
+function document(appName: string | null, title: string, body: string): string {
+  const app = appName ? escapeHtml(appName) : null;
+  return `${htmlHead(`${title}${appName ? ` – ${appName}` : ''}`, style)}
 <body>
 <main>
 ${app ? `<p class="app">${app}</p>\n` : ''}<h1>${escapeHtml(title)}</h1>

@@ -12,6 +12,7 @@ import type { ClassIndexStore } from './class-index-store.ts';
 import type { RelationChange, RelationStore } from './relation-store.ts';
 import type { RoleStore } from './role-store.ts';
 import type { SchemaStore } from './schema-store.ts';
+import type { OperatorStore } from './operator-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -49,6 +50,8 @@ export interface Store {
   readonly roles: RoleStore;
   /** The fields of each class, their types as first written and their defaults (src/storage/schema-store.ts). */
   readonly schemas: SchemaStore;
+  /** The console's operators, their sessions and the audit log (src/storage/operator-store.ts). */
+  readonly operators: OperatorStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -25,6 +25,7 @@ import { SqlAccountStore } from './account-store.ts';
 import { SqlPushStore } from './push-store.ts';
 import { SqlPushScheduleStore } from './push-schedule-store.ts';
 import { SqlMailTokenStore } from './mail-token-store.ts';
+import { SqlOperatorStore } from './operator-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
@@ -57,6 +58,7 @@ export class SqlStore implements Store {
   readonly roles: SqlRoleStore;
   readonly schemas: SqlSchemaStore;
   private readonly apps: SqlAppStore;
+  readonly operators: SqlOperatorStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -77,6 +79,7 @@ export class SqlStore implements Store {
     this.relations = new SqlRelationStore(options);
     this.roles = new SqlRoleStore(options);
     this.schemas = new SqlSchemaStore(options);
+    this.operators = new SqlOperatorStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -10,6 +10,7 @@ import { objectsGeo } from './0007_objects_geo.ts';
 import { classFields } from './0008_class_fields.ts';
 import { classIndexBuilds } from './0009_class_index_builds.ts';
 import { appRetiredKeys } from './0010_app_retired_keys.ts';
+import { operators } from './0011_operators.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -33,6 +34,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0008_class_fields', classFields],
   ['0009_class_index_builds', classIndexBuilds],
   ['0010_app_retired_keys', appRetiredKeys],
+  ['0011_operators', operators],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {

@@ -1,0 +1,193 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppRegistry } from '../../apps/registry.ts';
+import type { Operator, OperatorService } from '../../console/operators.ts';
+import { safeEqual } from '../../lib/crypto.ts';
+import { ApiError } from '../../lib/errors.ts';
+import { appsPage, auditPage, consoleHeaders, messagePage, signInPage, type PageSession } from '../console/pages.ts';
+
+/** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
+const cookieName = 'roost_console';
+const maxNameLength = 100;
+
+interface ConsoleSession extends PageSession {
+  token: string;
+}
+
+/** What a route needs: no session (sign-in), any operator (reads, sign-out), or an admin (every other change). */
+type Access = 'public' | 'operator' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    console?: Access;
+  }
+}
+
+const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
+const changes = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function cookieToken(request: FastifyRequest): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === cookieName) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  return `${cookieName}=${value}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/**
+ * A change must come from the console's own pages: a browser names the page's origin (Origin, or
+ * Sec-Fetch-Site), and one from elsewhere is refused. A client that sends neither (curl) still needs
+ * the session's CSRF token for every change but sign-in.
+ */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined) return origin === `${request.protocol}://${request.host}`;
+  const site = request.headers['sec-fetch-site'];
+  return site === undefined || site === 'same-origin' || site === 'none';
+}
+
+function isApi(request: FastifyRequest): boolean {
+  return request.url.startsWith('/console/api/');
+}
+
+function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (isApi(request)) return consoleHeaders(reply).status(error.status).send(error.toBody());
+  return messagePage(reply, error.status, error.status === 401 ? 'Sign in needed' : 'Not allowed', error.message);
+}
+
+function csrfOf(request: FastifyRequest): string {
+  const header = request.headers['x-csrf-token'];
+  if (typeof header === 'string') return header;
+  const body = request.body as { _csrf?: unknown } | undefined;
+  return typeof body?._csrf === 'string' ? body._csrf : '';
+}
+
+function field(body: unknown, name: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+function operatorView(operator: Operator) {
+  return { name: operator.name, role: operator.role, createdAt: new Date(operator.createdAt).toISOString() };
+}
+
+/**
+ * The console at /console: HTML pages for people, the same actions as JSON under /console/api for
+ * scripts and tests. Every route but sign-in needs an operator's session; every change needs the
+ * session's CSRF token and the same origin, and every change but sign-out needs the admin role.
+ * Actions go through the domain services the REST API and the CLI use (AppRegistry, OperatorService).
+ */
+export async function registerConsoleRoutes(app: FastifyInstance, options: { operators: OperatorService; registry: AppRegistry }): Promise<void> {
+  const { operators, registry } = options;
+  const maxAge = Math.floor(operators.sessionMs / 1000);
+
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) =>
+      done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+
+    scope.addHook('onRequest', async (request, reply) => {
+      const access = request.routeOptions.config.console ?? 'admin';
+      if (changes.has(request.method) && !sameOrigin(request)) {
+        return refuse(request, reply, new ApiError('forbidden', 'The request did not come from the console.'));
+      }
+      if (access === 'public') return;
+      const token = cookieToken(request);
+      const operator = token ? await operators.resolve(token) : null;
+      if (!operator || !token) {
+        if (!isApi(request) && request.method === 'GET') return consoleHeaders(reply).redirect('/console/sign-in', 303);
+        return refuse(request, reply, new ApiError('unauthorized', 'Sign in to the console first.'));
+      }
+      sessions.set(request, { operator, token, csrf: operators.csrfToken(token) });
+    });
+
+    // After the body is read: a form carries its CSRF token as a field.
+    scope.addHook('preHandler', async (request, reply) => {
+      const session = sessions.get(request);
+      if (!session || !changes.has(request.method)) return;
+      if (!safeEqual(csrfOf(request), session.csrf)) {
+        return refuse(request, reply, new ApiError('forbidden', 'The CSRF token is missing or wrong: reload the page.'));
+      }
+      if ((request.routeOptions.config.console ?? 'admin') === 'admin' && session.operator.role !== 'admin') {
+        return refuse(request, reply, new ApiError('forbidden', 'A viewer cannot change anything.'));
+      }
+    });
+
+    const session = (request: FastifyRequest) => sessions.get(request)!;
+    const operatorOnly = { config: { console: 'operator' as const } };
+    const open = { config: { console: 'public' as const } };
+
+    const signIn = async (request: FastifyRequest, reply: FastifyReply) => {
+      const name = field(request.body, 'name');
+      const outcome = await operators.signIn(name, field(request.body, 'password'));
+      if (!outcome.ok) {
+        const error = outcome.reason === 'locked'
+          ? new ApiError('rateLimited', 'Too many failed sign-ins: this operator is locked for a while.')
+          : new ApiError('unauthorized', 'The name or the password is wrong.');
+        if (isApi(request)) return refuse(request, reply, error);
+        return signInPage(reply, error.status, { name: name.slice(0, maxNameLength), error: error.message });
+      }
+      reply.header('Set-Cookie', sessionCookie(request, outcome.token, maxAge));
+      if (isApi(request)) {
+        return consoleHeaders(reply).send({ operator: operatorView(outcome.operator), csrfToken: operators.csrfToken(outcome.token) });
+      }
+      return consoleHeaders(reply).redirect('/console/apps', 303);
+    };
+    const signOut = async (request: FastifyRequest, reply: FastifyReply) => {
+      const { token, operator } = session(request);
+      await operators.signOut(token, operator);
+      reply.header('Set-Cookie', sessionCookie(request, '', 0));
+      if (isApi(request)) return consoleHeaders(reply).send({});
+      return consoleHeaders(reply).redirect('/console/sign-in', 303);
+    };
+    /** Creates an application as `roost app create --name` does; its keys are answered this once. */
+    const createApp = async (request: FastifyRequest) => {
+      const name = field(request.body, 'name').trim();
+      if (!name || name.length > maxNameLength) return new ApiError('missingRequired', `An application needs a name of 1 to ${maxNameLength} characters.`);
+      const keys = await registry.create(name);
+      await operators.record(session(request).operator.name, 'app.create', keys.appId, { name });
+      return { ...keys, name };
+    };
+    const appList = async () => (await registry.list()).sort((a, b) => b.createdAt - a.createdAt);
+
+    scope.get('/console', operatorOnly, async (_request, reply) => consoleHeaders(reply).redirect('/console/apps', 303));
+    scope.get('/console/sign-in', open, async (request, reply) => {
+      if (await operators.resolve(cookieToken(request))) return consoleHeaders(reply).redirect('/console/apps', 303);
+      return signInPage(reply, 200);
+    });
+    scope.post('/console/sign-in', open, signIn);
+    scope.post('/console/sign-out', operatorOnly, signOut);
+    scope.get('/console/apps', operatorOnly, async (request, reply) => appsPage(reply, session(request), await appList()));
+    scope.post('/console/apps', async (request, reply) => {
+      const created = await createApp(request);
+      if (created instanceof ApiError) return messagePage(reply, created.status, 'Not created', created.message);
+      return appsPage(reply, session(request), await appList(), created);
+    });
+    scope.get('/console/audit', operatorOnly, async (request, reply) => auditPage(reply, session(request), await operators.listAudit(200)));
+
+    scope.post('/console/api/sign-in', open, signIn);
+    scope.post('/console/api/sign-out', operatorOnly, signOut);
+    scope.get('/console/api/session', operatorOnly, async (request, reply) => {
+      const { operator, csrf } = session(request);
+      return consoleHeaders(reply).send({ operator: operatorView(operator), csrfToken: csrf });
+    });
+    // The list shows no key to anyone: keys are read (and later rotated) one application at a time, by an admin.
+    scope.get('/console/api/apps', operatorOnly, async (_request, reply) => {
+      const apps = await appList();
+      return consoleHeaders(reply).send({ results: apps.map((a) => ({ appId: a.appId, name: a.name, createdAt: new Date(a.createdAt).toISOString() })) });
+    });
+    scope.post('/console/api/apps', async (request, reply) => {
+      const created = await createApp(request);
+      if (created instanceof ApiError) return refuse(request, reply, created);
+      return consoleHeaders(reply).status(201).send(created);
+    });
+    scope.get('/console/api/audit', operatorOnly, async (_request, reply) => {
+      const entries = await operators.listAudit(200);
+      return consoleHeaders(reply).send({ results: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) });
+    });
+  });
+}

@@ -1,0 +1,67 @@
+/** What an operator may do in the console: `admin` everything, `viewer` read without secrets. */
+export type OperatorRole = 'admin' | 'viewer';
+
+export interface Operator {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  createdAt: number;
+}
+
+/** An operator with what sign-in checks: the password hash and the lockout state. */
+export interface OperatorRecord extends Operator {
+  passwordHash: string;
+  failures: number;
+  /** Sign-in is refused until this instant (ms); 0 when not locked. */
+  lockedUntil: number;
+}
+
+/** A console session as stored: only the keyed digest of its token. */
+export interface OperatorSessionRow {
+  digest: string;
+  operatorId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** One line of the audit log: who did what to what, when. `detail` never holds a secret. */
+export interface AuditEntry {
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  target: string;
+  detail: Record<string, unknown>;
+}
+
+/** After how many failures, counted since the last success, sign-in locks, and for how long. */
+export interface LockoutPolicy {
+  maxFailures: number;
+  lockMs: number;
+}
+
+/**
+ * The console's accounts, sessions and audit log. Each verb is one atomic statement (or one
+ * transaction), so nodes sharing a database agree on names, failures and sessions.
+ */
+export interface OperatorStore {
+  /** 'taken' when an operator already has that name. */
+  create(operator: OperatorRecord): Promise<'created' | 'taken'>;
+  byName(name: string): Promise<OperatorRecord | null>;
+  list(): Promise<Operator[]>;
+  count(): Promise<number>;
+  /** Deletes the operator and its sessions; false when there is none of that name. */
+  delete(name: string): Promise<boolean>;
+  /** Replaces the password hash, clears the lockout and ends every session of the operator; false when unknown. */
+  setPassword(name: string, passwordHash: string): Promise<boolean>;
+  /** Counts one failed sign-in; locks until `now + lockMs` when the count reaches `maxFailures`. Returns the lock's end (0: not locked). */
+  recordFailure(id: string, now: number, policy: LockoutPolicy): Promise<number>;
+  clearFailures(id: string): Promise<void>;
+  insertSession(session: OperatorSessionRow): Promise<void>;
+  /** The operator of an unexpired session; null otherwise. */
+  bySession(digest: string, now: number): Promise<Operator | null>;
+  deleteSession(digest: string): Promise<void>;
+  appendAudit(entry: AuditEntry): Promise<void>;
+  /** The newest entries first. */
+  listAudit(limit: number): Promise<AuditEntry[]>;
+}

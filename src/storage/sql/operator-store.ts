@@ -1,0 +1,108 @@
+import { sql, type Kysely } from 'kysely';
+import type { AuditEntry, LockoutPolicy, Operator, OperatorRecord, OperatorRole, OperatorSessionRow, OperatorStore } from '../operator-store.ts';
+
+interface OperatorRow {
+  id: string;
+  name: string;
+  role: string;
+  created_at: number | string;
+  password_hash?: string;
+  failures?: number | string;
+  locked_until?: number | string;
+}
+
+function toOperator(row: OperatorRow): Operator {
+  return { id: row.id, name: row.name, role: row.role as OperatorRole, createdAt: Number(row.created_at) };
+}
+
+/** OperatorStore on SQL (tables operators, operator_sessions, operator_audit); one text for both databases. */
+export class SqlOperatorStore implements OperatorStore {
+  private readonly db: Kysely<any>;
+  constructor(options: { db: Kysely<any> }) {
+    this.db = options.db;
+  }
+
+  async create(op: OperatorRecord): Promise<'created' | 'taken'> {
+    const { rows } = await sql<{ id: string }>`INSERT INTO operators (id, name, role, password_hash, created_at, failures, locked_until)
+      VALUES (${op.id}, ${op.name}, ${op.role}, ${op.passwordHash}, ${op.createdAt}, 0, 0)
+      ON CONFLICT (name) DO NOTHING RETURNING id`.execute(this.db);
+    return rows.length > 0 ? 'created' : 'taken';
+  }
+
+  async byName(name: string): Promise<OperatorRecord | null> {
+    const { rows } = await sql<Required<OperatorRow>>`SELECT id, name, role, created_at, password_hash, failures, locked_until
+      FROM operators WHERE name = ${name}`.execute(this.db);
+    const row = rows[0];
+    if (!row) return null;
+    return { ...toOperator(row), passwordHash: row.password_hash, failures: Number(row.failures), lockedUntil: Number(row.locked_until) };
+  }
+
+  async list(): Promise<Operator[]> {
+    const { rows } = await sql<OperatorRow>`SELECT id, name, role, created_at FROM operators ORDER BY name`.execute(this.db);
+    return rows.map(toOperator);
+  }
+
+  async count(): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM operators`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async delete(name: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string }>`DELETE FROM operators WHERE name = ${name} RETURNING id`.execute(trx);
+      if (!rows[0]) return false;
+      await sql`DELETE FROM operator_sessions WHERE operator_id = ${rows[0].id}`.execute(trx);
+      return true;
+    });
+  }
+
+  async setPassword(name: string, passwordHash: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string }>`UPDATE operators SET password_hash = ${passwordHash}, failures = 0, locked_until = 0
+        WHERE name = ${name} RETURNING id`.execute(trx);
+      if (!rows[0]) return false;
+      await sql`DELETE FROM operator_sessions WHERE operator_id = ${rows[0].id}`.execute(trx);
+      return true;
+    });
+  }
+
+  async recordFailure(id: string, now: number, policy: LockoutPolicy): Promise<number> {
+    // One statement: two nodes counting failures together never lose one.
+    const { rows } = await sql<{ locked_until: number | string }>`UPDATE operators SET failures = failures + 1,
+        locked_until = CASE WHEN failures + 1 >= ${policy.maxFailures} THEN ${now + policy.lockMs} ELSE locked_until END
+      WHERE id = ${id} RETURNING locked_until`.execute(this.db);
+    const until = Number(rows[0]?.locked_until ?? 0);
+    return until > now ? until : 0;
+  }
+
+  async clearFailures(id: string): Promise<void> {
+    await sql`UPDATE operators SET failures = 0, locked_until = 0 WHERE id = ${id}`.execute(this.db);
+  }
+
+  async insertSession(session: OperatorSessionRow): Promise<void> {
+    await sql`DELETE FROM operator_sessions WHERE operator_id = ${session.operatorId} AND expires_at <= ${session.createdAt}`.execute(this.db);
+    await sql`INSERT INTO operator_sessions (digest, operator_id, created_at, expires_at)
+      VALUES (${session.digest}, ${session.operatorId}, ${session.createdAt}, ${session.expiresAt})`.execute(this.db);
+  }
+
+  async bySession(digest: string, now: number): Promise<Operator | null> {
+    const { rows } = await sql<OperatorRow>`SELECT o.id, o.name, o.role, o.created_at FROM operator_sessions s
+      JOIN operators o ON o.id = s.operator_id WHERE s.digest = ${digest} AND s.expires_at > ${now}`.execute(this.db);
+    return rows[0] ? toOperator(rows[0]) : null;
+  }
+
+  async deleteSession(digest: string): Promise<void> {
+    await sql`DELETE FROM operator_sessions WHERE digest = ${digest}`.execute(this.db);
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    await sql`INSERT INTO operator_audit (id, at, actor, action, target, detail)
+      VALUES (${entry.id}, ${entry.at}, ${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.detail)})`.execute(this.db);
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    const { rows } = await sql<{ id: string; at: number | string; actor: string; action: string; target: string; detail: string }>`
+      SELECT id, at, actor, action, target, detail FROM operator_audit ORDER BY at DESC, id DESC LIMIT ${limit}`.execute(this.db);
+    return rows.map((row) => ({ ...row, at: Number(row.at), detail: JSON.parse(row.detail) as Record<string, unknown> }));
+  }
+}
