@@ -171,3 +171,20 @@ test('requestEmailVerify and requestPasswordReset: {email} from the schema, its 
     }
   }
 });
+
+test('GET /v1/route: appId from the query schema (missing or empty 113, not an app id 401)', async () => {
+  const missing = { code: 113, error: 'appId is required.' };
+  const unauthorized = { code: 401, error: catalogue.unauthorized.message };
+  for (const [query, status, expected] of [
+    ['', 400, missing],
+    ['?appId=', 400, missing],
+    ['?appId=a&appId=b', 401, unauthorized],
+    ['?appId=no%20such', 401, unauthorized],
+    [`?appId=${'a'.repeat(65)}`, 401, unauthorized],
+  ] as const) {
+    const response = await fetch(`${server.url}/v1/route${query}`);
+    assert.deepEqual([response.status, await response.json()], [status, expected], query);
+  }
+  const known = await fetch(`${server.url}/v1/route?appId=${server.appId}`);
+  assert.equal(known.status, 200);
+});

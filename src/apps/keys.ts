@@ -13,7 +13,7 @@ export interface AppKeys {
  * a URL may carry (objects/values.ts isPlausibleId), so an id kept from the hosted service passes
  * every place an id is read: headers, the push channel's login, SQL parameters, Redis keys.
  */
-const appIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
+export const appIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
 /** Keys are secrets: at least 16 characters (the service's and Roost's have 24); no `,`, which X-LC-Key and X-LC-Sign use as a separator. */
 const keyPattern = /^[A-Za-z0-9_-]{16,64}$/;
 

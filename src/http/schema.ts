@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { ApiError, type ErrorKind } from '../lib/errors.ts';
 
 /**
@@ -50,12 +50,23 @@ export function errorOf(root: SchemaObject, failure: ErrorObject): ApiError {
   return new ApiError('invalidJson', `${failure.instancePath || 'The body'} ${failure.message ?? 'is invalid'}.`);
 }
 
-/** Fastify's validator compiler: Ajv as configured above, failures thrown as the catalogue error. */
+/** Fastify's validator compiler: Ajv as configured above, failures returned as the catalogue error. */
+const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) => {
+  const validate = ajv.compile(schema as SchemaObject);
+  return (data: unknown) => (validate(data) ? { value: data } : { error: errorOf(schema as SchemaObject, validate.errors![0]) });
+};
+
+/** The server's default, so that no route is ever validated by Fastify's own (coercing, stripping) Ajv. */
 export function installSchemaValidation(app: FastifyInstance): void {
-  app.setValidatorCompiler(({ schema }) => {
-    const validate = ajv.compile(schema as SchemaObject);
-    return (data: unknown) => (validate(data) ? { value: data } : { error: errorOf(schema as SchemaObject, validate.errors![0]) });
-  });
+  app.setValidatorCompiler(validatorCompiler);
+}
+
+/**
+ * A route's options for its schema: the schema and this compiler together, so the route validates the
+ * same way in any Fastify instance (a test may register one route group on a bare one).
+ */
+export function declared(schema: FastifySchema): { schema: FastifySchema; validatorCompiler: typeof validatorCompiler } {
+  return { schema, validatorCompiler };
 }
 
 /** Every route as registered, for the API description (src/http/routes/openapi.ts). */

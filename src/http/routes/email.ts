@@ -5,6 +5,7 @@ import { emailBodySchema, linkFailureMessages, type LinkFailed } from '../../acc
 import type { AppRegistry } from '../../apps/registry.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
+import { declared } from '../schema.ts';
 import { queryOf } from '../params.ts';
 import {
   linkFailedPage,
@@ -28,11 +29,11 @@ export interface EmailRouteOptions {
 /** The SDK calls, under the application's keys: they mail a link and answer `{}`. */
 export function registerEmailRoutes(api: FastifyInstance, options: EmailRouteOptions): void {
   const { verification, reset } = options;
-  api.post<EmailBody>('/1.1/requestEmailVerify', { schema: { body: emailBodySchema } }, async (request) => {
+  api.post<EmailBody>('/1.1/requestEmailVerify', declared({ body: emailBodySchema }), async (request) => {
     await verification.request(request.ctx.app, request.body);
     return {};
   });
-  api.post<EmailBody>('/1.1/requestPasswordReset', { schema: { body: emailBodySchema } }, async (request) => {
+  api.post<EmailBody>('/1.1/requestPasswordReset', declared({ body: emailBodySchema }), async (request) => {
     await reset.request(request.ctx.app, request.body);
     return {};
   });

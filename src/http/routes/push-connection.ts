@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError } from '../../lib/errors.ts';
-import { isAppId } from '../../apps/keys.ts';
+import { declared } from '../schema.ts';
+import { appIdPattern } from '../../apps/keys.ts';
 import type { LcPushProtocol } from '../../push/connection/protocol.ts';
 import { onUpgrade } from '../websocket.ts';
 
@@ -13,6 +14,15 @@ const pingMs = 30_000;
 const silentLimitMs = 400_000;
 const maxFrameBytes = 64 * 1024;
 const routeTtlSeconds = 3600;
+const appIdRequired = { kind: 'missingRequired', message: 'appId is required.' } as const;
+/** ?appId=… of an app of this server (repeated, it is refused as no app's). */
+const routeQuery = {
+  type: 'object',
+  required: ['appId'],
+  properties: {
+    appId: { 'x-missing': appIdRequired, allOf: [{ not: { const: '' }, 'x-error': appIdRequired }, { type: 'string', pattern: appIdPattern.source, 'x-error': 'unauthorized' }] },
+  },
+};
 
 /** The ws(s):// address devices are sent to: the configured one, else this request's own host and scheme. */
 function connectionUrl(request: FastifyRequest, configured: string | null): string {
@@ -29,10 +39,9 @@ export function registerPushConnection(
   app: FastifyInstance,
   options: { protocol: LcPushProtocol; appExists: (appId: string) => Promise<boolean>; url: string | null; silentLimitMs?: number },
 ): void {
-  app.get('/v1/route', async (request) => {
-    const { appId } = request.query as Record<string, unknown>;
-    if (appId === undefined || appId === '') throw new ApiError('missingRequired', 'appId is required.');
-    if (!isAppId(appId) || !(await options.appExists(appId))) throw new ApiError('unauthorized');
+  app.get<{ Querystring: { appId: string } }>('/v1/route', declared({ querystring: routeQuery }), async (request) => {
+    const { appId } = request.query;
+    if (!(await options.appExists(appId))) throw new ApiError('unauthorized');
     const server = connectionUrl(request, options.url);
     // secondary is required: the Android SDK dials it on its second attempt and hangs on a missing one.
     return { groupId: 'g0', server, secondary: server, ttl: routeTtlSeconds };

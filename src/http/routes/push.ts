@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
+import { declared } from '../schema.ts';
 import { mergeSettings } from '../../apps/settings.ts';
 import { parseLimit, parseSkip } from '../../objects/query.ts';
 import { notificationToWire } from '../../push/notifications.ts';
@@ -26,7 +27,7 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
       throw new ApiError('masterKeyRequired', 'Push needs the master key (or the app setting clientPushAllowed).');
     }
   };
-  app.post<{ Body: Record<string, unknown> }>('/1.1/push', { schema: { body: pushBodySchema }, preValidation: mayPush }, async (request, reply) => {
+  app.post<{ Body: Record<string, unknown> }>('/1.1/push', { ...declared({ body: pushBodySchema }), preValidation: mayPush }, async (request, reply) => {
     const settings = mergeSettings(request.ctx.app.settings);
     const prod = request.headers['x-lc-prod'] ?? request.headers['x-svc-prod'];
     const { created, record } = await push.accept(request.ctx.appId, request.body, typeof prod === 'string' ? prod : null, settings);

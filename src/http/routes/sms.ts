@@ -3,7 +3,7 @@ import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire } from '../../accounts/user-fields.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { userLocation } from './users.ts';
-import { pathParams } from '../schema.ts';
+import { declared, pathParams } from '../schema.ts';
 
 /** Every SMS route takes a JSON object; the phone number and code rules live in src/accounts/sms.ts. */
 const objectBody = { type: 'object', 'x-error': 'invalidJson' };
@@ -25,44 +25,44 @@ export function registerSmsRoutes(app: FastifyInstance, options: { accounts: Acc
   // A session is asked for before the body is read (as the domain did before it had schemas).
   const signedIn = async (request: FastifyRequest) => void sms.requireUser(request.ctx);
 
-  app.post<ObjectBody>('/1.1/requestSmsCode', { schema: { body: ttlBody } }, async (request) => {
+  app.post<ObjectBody>('/1.1/requestSmsCode', declared({ body: ttlBody }), async (request) => {
     await sms.requestCode(request.ctx, request.body, 'sms');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', { schema: { params: codeParams } }, async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', declared({ params: codeParams }), async (request) => {
     await sms.verifyCode(request.ctx, request.params.code, request.body);
     return {};
   });
-  app.post<ObjectBody>('/1.1/requestLoginSmsCode', { schema: { body: objectBody } }, async (request) => {
+  app.post<ObjectBody>('/1.1/requestLoginSmsCode', declared({ body: objectBody }), async (request) => {
     await sms.requestCode(request.ctx, request.body, 'login');
     return {};
   });
-  app.post<ObjectBody>('/1.1/usersByMobilePhone', { schema: { body: objectBody } }, async (request, reply) => {
+  app.post<ObjectBody>('/1.1/usersByMobilePhone', declared({ body: objectBody }), async (request, reply) => {
     const signedIn = await sms.signUpOrLogIn(request.ctx, request.body);
     reply.status(signedIn.created ? 201 : 200).header('Location', userLocation(signedIn.user.objectId));
     return toSessionWire(signedIn.user, signedIn.sessionToken);
   });
-  app.post<ObjectBody>('/1.1/requestMobilePhoneVerify', { schema: { body: objectBody } }, async (request) => {
+  app.post<ObjectBody>('/1.1/requestMobilePhoneVerify', declared({ body: objectBody }), async (request) => {
     await sms.requestCode(request.ctx, request.body, 'verify');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', { schema: { params: codeParams } }, async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', declared({ params: codeParams }), async (request) => {
     const user = await sms.verifyPhone(request.ctx, request.params.code, request.body);
     return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
   });
-  app.post<ObjectBody>('/1.1/requestPasswordResetBySmsCode', { schema: { body: objectBody } }, async (request) => {
+  app.post<ObjectBody>('/1.1/requestPasswordResetBySmsCode', declared({ body: objectBody }), async (request) => {
     await sms.requestCode(request.ctx, request.body, 'reset');
     return {};
   });
-  app.post<ObjectBody>('/1.1/requestChangePhoneNumber', { schema: { body: ttlBody }, preValidation: signedIn }, async (request) => {
+  app.post<ObjectBody>('/1.1/requestChangePhoneNumber', { ...declared({ body: ttlBody }), preValidation: signedIn }, async (request) => {
     await sms.requestPhoneChange(request.ctx, request.body);
     return {};
   });
-  app.post<ObjectBody>('/1.1/changePhoneNumber', { schema: { body: objectBody }, preValidation: signedIn }, async (request) => {
+  app.post<ObjectBody>('/1.1/changePhoneNumber', { ...declared({ body: objectBody }), preValidation: signedIn }, async (request) => {
     const user = await sms.changePhone(request.ctx, request.body);
     return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
   });
-  app.put<{ Params: CodeParams } & ObjectBody>('/1.1/resetPasswordBySmsCode/:code', { schema: { params: codeParams, body: objectBody } }, async (request) => {
+  app.put<{ Params: CodeParams } & ObjectBody>('/1.1/resetPasswordBySmsCode/:code', declared({ params: codeParams, body: objectBody }), async (request) => {
     await sms.resetPassword(request.ctx, request.params.code, request.body);
     return {};
   });

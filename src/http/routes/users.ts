@@ -8,7 +8,7 @@ import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
 import { answerObject, answerObjects } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
-import { pathParams } from '../schema.ts';
+import { declared, pathParams } from '../schema.ts';
 
 interface UserParams {
   objectId: string;
@@ -122,7 +122,7 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   });
   app.put<{ Params: UserParams; Body: { old_password: string } }>(
     '/1.1/users/:objectId/updatePassword',
-    { schema: { params: userParams, body: updatePasswordBody }, preValidation: async (request) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId) },
+    { ...declared({ params: userParams, body: updatePasswordBody }), preValidation: async (request) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId) },
     async (request) => {
     const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
     return { ...updatedWire(user), sessionToken };
