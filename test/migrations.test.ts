@@ -69,3 +69,30 @@ test('a fresh database migrates to the whole schema, and a second start applies 
     await database.drop();
   }
 });
+
+// Regression (11bbb94): a SQLite database imported before imports dropped ANALYZE's value samples kept them,
+// and every page's statement was planned again at each run. 0012 drops them and keeps the row counts.
+test('0012 drops the value samples an older import left in a SQLite database, keeping its row counts', { skip: process.env.DATABASE_URL ? 'SQLite only' : false }, async () => {
+  const database = await testDatabase();
+  try {
+    await (await database.open()).close();
+    const db = new Database(database.env.SQLITE_PATH);
+    db.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 50)
+      INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+      SELECT 'stats-app', 'Item', printf('%024x', i), i, i, json_object('n', i), '["*"]' FROM s`);
+    db.exec('ANALYZE');
+    assert.ok((db.prepare('SELECT count(*) AS n FROM sqlite_stat4').get() as { n: number }).n > 0);
+    db.prepare(`DELETE FROM kysely_migration WHERE name = '0012_sqlite_value_samples'`).run();
+    db.close();
+    await (await database.open()).close();
+    const after = new Database(database.env.SQLITE_PATH, { readonly: true });
+    try {
+      assert.equal((after.prepare('SELECT count(*) AS n FROM sqlite_stat4').get() as { n: number }).n, 0);
+      assert.ok((after.prepare(`SELECT count(*) AS n FROM sqlite_stat1 WHERE tbl = 'objects'`).get() as { n: number }).n > 0);
+    } finally {
+      after.close();
+    }
+  } finally {
+    await database.drop();
+  }
+});

@@ -11,6 +11,7 @@ import { classFields } from './0008_class_fields.ts';
 import { classIndexBuilds } from './0009_class_index_builds.ts';
 import { appRetiredKeys } from './0010_app_retired_keys.ts';
 import { operators } from './0011_operators.ts';
+import { sqliteValueSamples } from './0012_sqlite_value_samples.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -35,6 +36,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0009_class_index_builds', classIndexBuilds],
   ['0010_app_retired_keys', appRetiredKeys],
   ['0011_operators', operators],
+  ['0012_sqlite_value_samples', sqliteValueSamples],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
