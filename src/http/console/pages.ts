@@ -40,7 +40,7 @@ button:hover{background:#1646b5}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top}
 th{font-size:.85rem;color:#57606a;text-transform:uppercase;letter-spacing:.03em}
-code{font:.9rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-all}
+code{font:.9rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 .notice{padding:.75rem 1rem;border-radius:.375rem;border:1px solid;margin-bottom:1rem}
 .error{background:#fff1f0;border-color:#cf222e;color:#82071e}
 .success{background:#effaf1;border-color:#1a7f37;color:#0f5323}
@@ -113,14 +113,16 @@ function send(reply: FastifyReply, status: number, html: string): FastifyReply {
 }
 
 export function signInPage(reply: FastifyReply, status: number, options: { name?: string; error?: string } = {}): FastifyReply {
+  // After a refusal the name is kept, so the password field takes the focus.
+  const again = Boolean(options.name);
   const error = options.error ? `<p class="notice error" role="alert">${h(options.error)}</p>` : '';
   const main = `<div class="card">
 <h1>Sign in</h1>
 ${error}<form method="post" action="/console/sign-in">
 <label for="name">Operator name</label>
-<input id="name" name="name" autocomplete="username" required autofocus value="${h(options.name ?? '')}">
+<input id="name" name="name" autocomplete="username" required${again ? '' : ' autofocus'} value="${h(options.name ?? '')}">
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password" required${again ? ' autofocus' : ''}>
 <button type="submit">Sign in</button>
 </form>
 </div>
