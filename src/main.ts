@@ -9,14 +9,16 @@ import { isEntryPoint } from './lib/entry-point.ts';
 import { checkRedis, listenAtStart, openStoreAtStart, reportStartFailure } from './startup.ts';
 import { buildServer } from './server.ts';
 import { keyFilePath } from './secret-keys.ts';
+import type { FirstOperator } from './console/operators.ts';
 
 /**
  * The keys of the application made on first start reach the operator and no log collector: on a
  * terminal they are printed; otherwise (a service manager, a container, a pipe, whose output is
  * collected as logs) they go to a file only its owner reads, and the log says where.
  */
-export function showFirstKeys(keys: AppKeys, config: Pick<Config, 'dataDir'>, logger: Logger): void {
-  const text = `Roost created the application "default":\n  appId:     ${keys.appId}\n  appKey:    ${keys.appKey}\n  masterKey: ${keys.masterKey}\n`;
+export function showFirstKeys(keys: AppKeys, config: Pick<Config, 'dataDir'>, logger: Logger, operator?: FirstOperator | null): void {
+  let text = `Roost created the application "default":\n  appId:     ${keys.appId}\n  appKey:    ${keys.appKey}\n  masterKey: ${keys.masterKey}\n`;
+  if (operator) text += `and the console operator (sign in at /console):\n  name:      ${operator.name}\n  password:  ${operator.password}\n`;
   if (process.stdout.isTTY) {
     process.stdout.write(`\n${text}\n`);
     logger.info({ appId: keys.appId }, 'created application "default" (keys printed on the terminal once)');
@@ -45,7 +47,8 @@ export async function serve(): Promise<void> {
   const url = await listenAtStart(app, config);
 
   const created = await services.registry.ensureDefault();
-  if (created) showFirstKeys(created, config, logger);
+  // Only the node that made the first application makes the first operator: one of each, printed once.
+  if (created) showFirstKeys(created, config, logger, await services.operators.ensureFirst());
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -80,6 +80,16 @@ test('without a terminal, the first start writes the keys to a file only its own
     assert.equal(line.includes(keys.masterKey) || line.includes(keys.appKey), false, line);
   }
   assert.ok(single.lines.some((line) => line.includes(`"keysFile":"${keysFile}"`)));
+  // The first console operator comes with them, in the same file only.
+  const password = /\n {2}password: {2}(\S+)\n/.exec(readFileSync(keysFile, 'utf8'))?.[1] ?? '';
+  assert.equal(password.length, 24);
+  for (const line of single.lines) assert.equal(line.includes(password), false, line);
+  const signIn = await fetch(`${single.url}/console/api/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'admin', password }),
+  });
+  assert.equal(signIn.status, 200);
   const response = await fetch(`${single.url}/1.1/classes/Probe`, { headers: { 'X-LC-Id': keys.appId, 'X-LC-Key': `${keys.masterKey},master` } });
   assert.equal(response.status, 200);
 });

@@ -15,6 +15,11 @@ export type SignIn =
   | { ok: true; token: string; operator: Operator }
   | { ok: false; reason: 'wrong' | 'locked'; lockedUntil?: number };
 
+export interface FirstOperator {
+  name: string;
+  password: string;
+}
+
 export type OperatorChange = 'done' | 'unknown' | 'taken' | 'badName' | 'badRole' | 'weakPassword';
 
 /**
@@ -87,6 +92,13 @@ export class OperatorService {
     if (outcome === 'taken') return 'taken';
     await this.audit(actor, 'operator.create', name, { role });
     return 'done';
+  }
+
+  /** On a store without operators, makes `admin` with a random password for the first start to show once. */
+  async ensureFirst(): Promise<FirstOperator | null> {
+    if ((await this.store.count()) > 0) return null;
+    const first = { name: 'admin', password: randomToken(18) };
+    return (await this.create('first start', first.name, 'admin', first.password)) === 'done' ? first : null;
   }
 
   async delete(actor: string, name: string): Promise<OperatorChange> {
