@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
 import { withAppStore } from './app-store-command.ts';
 import { ClassIndexes } from './objects/class-indexes.ts';
+import { indexSpecSchema } from './objects/index-spec.ts';
+import { checkSchema } from './lib/json-schema.ts';
 
 export const indexUsage = `index create --app APPID CLASS NAME KEYS [--unique]
                                           declare an index and wait for its build, progress on stderr;
@@ -46,6 +48,7 @@ export async function indexCommand(args: string[], config: Config, usage: (messa
       process.stdout.write(`dropped ${name}\n`);
       return 0;
     }
+    checkSchema<Parameters<ClassIndexes['create']>[2]>(indexSpecSchema, body);
     await indexes.create(appId, className, body);
     const report = setInterval(() => void reportProgress(indexes, appId, className, name), progressEveryMs);
     try {

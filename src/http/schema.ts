@@ -1,59 +1,17 @@
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
+import type { SchemaObject } from 'ajv';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify';
-import { ApiError, type ErrorKind } from '../lib/errors.ts';
+import { compileSchema } from '../lib/json-schema.ts';
 
 /**
- * Route schemas: each route declares its body, querystring and params as JSON Schema; Fastify
- * validates with the Ajv below, and a failure answers the catalogue error the schema names.
- *
- * A schema node names its error with `x-error` (a catalogue kind, or {kind, message}); a property's
- * `x-missing` names the error when a `required` property is absent. A failure with no annotation on
- * its node takes the nearest enclosing one (the route's own at the root), else 107 invalidJson.
+ * Route schemas. Fastify's validator compiler: the shared Ajv of src/lib/json-schema.ts (its options,
+ * `x-error` / `x-missing`, the mapping of a failure to the catalogue), failures returned as that error.
  */
-export type SchemaError = ErrorKind | { kind: ErrorKind; message?: string };
-
-/**
- * No coercion, no defaults, no stripping: the handler sees the body exactly as sent (LeanCloud's
- * object bodies are open, and a silently changed value would change what is stored). allErrors off:
- * the first failure is the one answered, in the schema's order. verbose: errors carry their schema node.
- */
-const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, verbose: true, strict: false });
-ajv.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
-ajv.addKeyword({ keyword: 'x-missing', schemaType: ['string', 'object'] });
-
-function toApiError(annotation: SchemaError): ApiError {
-  return typeof annotation === 'string' ? new ApiError(annotation) : new ApiError(annotation.kind, annotation.message);
-}
-
-/** The schema node at a JSON pointer (`#/properties/a/type`), and every node on the way to it. */
-function nodesOnPath(root: SchemaObject, schemaPath: string): SchemaObject[] {
-  const nodes: SchemaObject[] = [root];
-  let node: unknown = root;
-  for (const raw of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) {
-    const step = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[step] : undefined;
-    if (node !== null && typeof node === 'object' && !Array.isArray(node)) nodes.push(node as SchemaObject);
-  }
-  return nodes;
-}
-
-/** The catalogue error a validation failure answers (the one mapping of schema failures to the wire). */
-export function errorOf(root: SchemaObject, failure: ErrorObject): ApiError {
-  if (failure.keyword === 'required') {
-    const missing = (failure.parentSchema as SchemaObject | undefined)?.properties?.[(failure.params as { missingProperty: string }).missingProperty];
-    if (missing?.['x-missing']) return toApiError(missing['x-missing'] as SchemaError);
-  }
-  const nodes = nodesOnPath(root, failure.schemaPath);
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    if (nodes[i]['x-error']) return toApiError(nodes[i]['x-error'] as SchemaError);
-  }
-  return new ApiError('invalidJson', `${failure.instancePath || 'The body'} ${failure.message ?? 'is invalid'}.`);
-}
-
-/** Fastify's validator compiler: Ajv as configured above, failures returned as the catalogue error. */
 const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) => {
-  const validate = ajv.compile(schema as SchemaObject);
-  return (data: unknown) => (validate(data) ? { value: data } : { error: errorOf(schema as SchemaObject, validate.errors![0]) });
+  const check = compileSchema(schema as SchemaObject);
+  return (data: unknown) => {
+    const error = check(data);
+    return error ? { error } : { value: data };
+  };
 };
 
 /** The server's default, so that no route is ever validated by Fastify's own (coercing, stripping) Ajv. */

@@ -22,7 +22,7 @@ export class ClassIndexes {
   }
 
   /** `body`: {"name": "byScore", "keys": {"score": -1}, "unique": false}; answers at once, the index building. */
-  async create(appId: string, className: string, body: unknown): Promise<ShownIndex> {
+  async create(appId: string, className: string, body: Parameters<typeof parseIndexSpec>[0]): Promise<ShownIndex> {
     checkClassName(className);
     const index = await this.store.create(appId, className, parseIndexSpec(body));
     if (index === 'exists') throw new ApiError('indexExists');

@@ -12,17 +12,33 @@ export function checkIndexName(name: string): void {
 }
 
 /** The body of POST /1.1/indexes/<className>: {"name": "byScore", "keys": {"score": -1, "owner.name": 1}, "unique": false}. */
-export function parseIndexSpec(body: unknown): { name: string; keys: IndexKey[]; unique: boolean } {
-  if (!isObject(body)) fail('invalidIndex');
-  const unknown = Object.keys(body).filter((key) => key !== 'name' && key !== 'keys' && key !== 'unique');
-  if (unknown.length) fail('invalidIndex', `Unknown index option '${unknown[0]}'.`);
-  if (typeof body.name !== 'string') fail('invalidIndex', 'The index needs a name.');
+/** The shape of that body, as the route declares it; allOf keeps the order its faults are answered in. */
+export const indexSpecSchema = {
+  type: 'object',
+  'x-error': 'invalidIndex',
+  allOf: [
+    { additionalProperties: false, properties: { name: {}, keys: {}, unique: {} }, 'x-error': { kind: 'invalidIndex', message: "Unknown index option '{additionalProperty}'." } },
+    { required: ['name'], properties: { name: { type: 'string', 'x-error': { kind: 'invalidIndex', message: 'The index needs a name.' }, 'x-missing': { kind: 'invalidIndex', message: 'The index needs a name.' } } } },
+    {
+      required: ['keys'],
+      properties: {
+        keys: {
+          type: 'object',
+          minProperties: 1,
+          maxProperties: maxKeys,
+          'x-error': { kind: 'invalidIndex', message: `The index needs keys: {"field": 1 or -1}, ${maxKeys} at most.` },
+          'x-missing': { kind: 'invalidIndex', message: `The index needs keys: {"field": 1 or -1}, ${maxKeys} at most.` },
+        },
+      },
+    },
+    { properties: { unique: { type: 'boolean', 'x-error': { kind: 'invalidIndex', message: 'unique is true or false.' } } } },
+  ],
+};
+
+/** `body` has passed indexSpecSchema. */
+export function parseIndexSpec(body: { name: string; keys: Record<string, unknown>; unique?: boolean }): { name: string; keys: IndexKey[]; unique: boolean } {
   checkIndexName(body.name);
   const keys = body.keys;
-  if (!isObject(keys) || Object.keys(keys).length === 0 || Object.keys(keys).length > maxKeys) {
-    fail('invalidIndex', `The index needs keys: {"field": 1 or -1}, ${maxKeys} at most.`);
-  }
-  if (body.unique !== undefined && typeof body.unique !== 'boolean') fail('invalidIndex', 'unique is true or false.');
   return {
     name: body.name,
     unique: body.unique === true,

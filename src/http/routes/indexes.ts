@@ -1,4 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { indexSpecSchema } from '../../objects/index-spec.ts';
+import { checkClassName } from '../../objects/values.ts';
+import { declared } from '../schema.ts';
 import type { ClassIndexes } from '../../objects/class-indexes.ts';
 import { requireMaster } from '../context.ts';
 
@@ -10,12 +13,20 @@ export function registerIndexRoutes(app: FastifyInstance, options: { indexes: Cl
     return { results: await indexes.list(request.ctx.appId, request.params.className) };
   });
 
-  app.post<{ Params: { className: string } }>('/1.1/indexes/:className', async (request, reply) => {
+  // The master key, then the class name, are answered before the body is read.
+  const masterAndClass = async (request: FastifyRequest) => {
     requireMaster(request);
+    checkClassName((request.params as { className: string }).className);
+  };
+  app.post<{ Params: { className: string }; Body: Parameters<ClassIndexes['create']>[2] }>(
+    '/1.1/indexes/:className',
+    { ...declared({ body: indexSpecSchema }), preValidation: masterAndClass },
+    async (request, reply) => {
     const index = await indexes.create(request.ctx.appId, request.params.className, request.body);
     reply.code(201);
     return index;
-  });
+    },
+  );
 
   app.delete<{ Params: { className: string; name: string } }>('/1.1/indexes/:className/:name', async (request) => {
     requireMaster(request);

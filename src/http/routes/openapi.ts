@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { catalogue, type ErrorKind } from '../../lib/errors.ts';
-import type { RouteEntry, SchemaError } from '../schema.ts';
+import type { SchemaError } from '../../lib/json-schema.ts';
+import type { RouteEntry } from '../schema.ts';
 
 type Json = Record<string, unknown>;
 
