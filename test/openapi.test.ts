@@ -216,3 +216,12 @@ test('POST /1.1/indexes/<class>: the body from the schema, in the old order, aft
   const made = await server.master.request('POST', '/1.1/indexes/Scored', { body: { name: 'byX', keys: { x: -1 }, unique: false } });
   assert.equal(made.status, 201);
 });
+
+test('fileTokens, fileCallback and external files take a JSON object (107 otherwise)', async () => {
+  for (const path of ['/1.1/fileTokens', '/1.1/fileCallback', '/1.1/files']) {
+    for (const body of [[], 'a.txt', null]) {
+      const response = await server.client.request('POST', path, { body });
+      assert.deepEqual([response.status, response.body], [400, { code: 107, error: catalogue.invalidJson.message }], `${path} ${JSON.stringify(body)}`);
+    }
+  }
+});

@@ -114,8 +114,7 @@ export class FileService {
   }
 
   /** POST /1.1/fileTokens: where and how the SDK uploads the bytes (the `s3` provider: one PUT to `upload_url`). */
-  async grantUpload(caller: AppCaller, body: unknown): Promise<JsonObject> {
-    if (!isObject(body)) fail('invalidJson');
+  async grantUpload(caller: AppCaller, body: JsonObject): Promise<JsonObject> {
     const name = checkName(body.name);
     const mimeType = this.mimeTypeFor(caller.app, name, body.mime_type);
     const sent = isObject(body.metaData) ? (body.metaData as JsonObject) : {};
@@ -187,8 +186,7 @@ export class FileService {
   }
 
   /** POST /1.1/fileCallback: a failed upload (result false) leaves neither record nor bytes. */
-  async settleUpload(body: unknown): Promise<void> {
-    if (!isObject(body)) fail('invalidJson');
+  async settleUpload(body: JsonObject): Promise<void> {
     const grant = this.grantOf(body.token, false);
     if (body.result !== false) return;
     const app = await this.options.app(grant.appId);
@@ -221,8 +219,7 @@ export class FileService {
   }
 
   /** POST /1.1/files with {name, url, metaData, mime_type, ACL}: a record of bytes kept elsewhere (AV.File.withURL). */
-  async saveExternal(caller: AppCaller, body: unknown): Promise<StoredObject> {
-    if (!isObject(body)) fail('invalidJson');
+  async saveExternal(caller: AppCaller, body: JsonObject): Promise<StoredObject> {
     const name = checkName(body.name);
     if (typeof body.url !== 'string' || !/^https?:\/\/[^\s]+$/i.test(body.url) || body.url.length > 4096) {
       fail('incorrectType', 'An external file needs an http:// or https:// url.');

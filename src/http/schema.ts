@@ -46,6 +46,9 @@ export function collectRoutes(app: FastifyInstance): RouteEntry[] {
   return routes;
 }
 
+/** A body that must be a JSON object (107 otherwise), its fields the domain's to check. */
+export const objectBody = { type: 'object', 'x-error': 'invalidJson' } as const;
+
 /** Path parameters: strings, as Fastify's router hands them over. */
 export function pathParams(...names: string[]): SchemaObject {
   return { type: 'object', properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])), required: names };

@@ -6,6 +6,11 @@ import { fileClass, type FileService, type IncomingBytes } from '../../files/ser
 import { queryOf, listParams } from '../params.ts';
 import { answerObject } from '../answer.ts';
 import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
+import type { JsonObject } from '../../objects/types.ts';
+import { declared, objectBody as objectSchema } from '../schema.ts';
+
+type JsonBody = { Body: JsonObject };
+const objectBody = declared({ body: objectSchema });
 
 /** A body handed over as it arrives, never parsed or gathered: file bytes stream on to the backend. */
 export function takeRawBodies(scope: FastifyInstance): void {
@@ -25,12 +30,12 @@ export function incomingBytes(request: FastifyRequest): IncomingBytes {
 export async function registerFileRoutes(api: FastifyInstance, options: { files: FileService; objects: ObjectService }): Promise<void> {
   const { files, objects } = options;
 
-  api.post('/1.1/fileTokens', (request) => files.grantUpload(request.ctx, request.body));
-  api.post('/1.1/fileCallback', async (request) => {
+  api.post<JsonBody>('/1.1/fileTokens', objectBody, (request) => files.grantUpload(request.ctx, request.body));
+  api.post<JsonBody>('/1.1/fileCallback', objectBody, async (request) => {
     await files.settleUpload(request.body);
     return {};
   });
-  api.post('/1.1/files', async (request, reply) => {
+  api.post<JsonBody>('/1.1/files', objectBody, async (request, reply) => {
     const saved = await files.saveExternal(request.ctx, request.body);
     reply.status(201).header('Location', `/1.1/files/${saved.objectId}`);
     return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };

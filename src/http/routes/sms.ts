@@ -3,10 +3,8 @@ import type { AccountService } from '../../accounts/service.ts';
 import { toSessionWire } from '../../accounts/user-fields.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { userLocation } from './users.ts';
-import { declared, pathParams } from '../schema.ts';
+import { declared, objectBody, pathParams } from '../schema.ts';
 
-/** Every SMS route takes a JSON object; the phone number and code rules live in src/accounts/sms.ts. */
-const objectBody = { type: 'object', 'x-error': 'invalidJson' };
 /** Minutes a code lives, where the caller may choose (requestSmsCode, requestChangePhoneNumber). */
 const ttlBody = {
   ...objectBody,
