@@ -89,6 +89,11 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     await page.goto(`${t.url}/console/apps`);
     assert.equal(await page.getByRole('status').count(), 0);
 
+    await page.getByRole('link', { name: 'Operators' }).click();
+    await page.waitForURL(`${t.url}/console/operators`);
+    assert.match((await page.locator('table').textContent()) ?? '', /vic\s*viewer/);
+    await shot(page, `${label}-operators`);
+
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.waitForURL(`${t.url}/console/audit`);
     assert.match((await page.locator('tbody tr').first().textContent()) ?? '', /ada.*app\.create/s);

@@ -1,6 +1,7 @@
 // `roost operator create|list|delete|passwd` run as an operator runs them, on the database of a
 // running server: the printed password signs in to the console; passwd and delete end that.
 import { test, before, after } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
@@ -59,4 +60,18 @@ test('refusals: exit 1 with the reason; usage errors exit 2', async () => {
   assert.deepEqual(await roostCli(database.env, 'operator', 'delete', 'nobody'), { code: 1, stdout: '', stderr: 'roost: no operator of that name\n' });
   assert.equal((await roostCli(database.env, 'operator', 'rename', 'x')).code, 2);
   assert.equal((await roostCli(database.env, 'operator', 'create')).code, 2);
+});
+
+test('--password-stdin takes the password from standard input, and refuses a short one', async () => {
+  const cli = (input: string, ...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'operator', ...args, '--password-stdin'], {
+      input,
+      encoding: 'utf8',
+      env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', ...database.env },
+    });
+  const made = cli('chosen by me, long enough\n', 'create', 'carol', '--role', 'viewer');
+  assert.deepEqual([made.status, made.stdout, made.stderr], [0, 'operator created: carol\n', '']);
+  assert.equal((await new ConsoleClient(t.url).signIn('carol', 'chosen by me, long enough')).status, 200);
+  const short = cli('short\n', 'passwd', 'carol');
+  assert.deepEqual([short.status, short.stderr], [1, 'roost: a password has at least 10 characters\n']);
 });

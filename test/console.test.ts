@@ -24,12 +24,12 @@ const signedIn = async (name: string) => {
 
 test('without a session no page or API answers: pages redirect to sign-in, the API is 401', async () => {
   const c = new ConsoleClient(t.url);
-  for (const path of ['/console', '/console/apps', '/console/audit']) {
+  for (const path of ['/console', '/console/apps', '/console/operators', '/console/audit']) {
     const res = await c.request('GET', path);
     assert.equal(res.status, 303, path);
     assert.equal(res.headers.get('location'), '/console/sign-in');
   }
-  for (const [method, path] of [['GET', '/console/api/apps'], ['GET', '/console/api/audit'], ['GET', '/console/api/session'], ['POST', '/console/api/apps'], ['POST', '/console/api/sign-out'], ['POST', '/console/apps']]) {
+  for (const [method, path] of [['GET', '/console/api/apps'], ['GET', '/console/api/operators'], ['GET', '/console/api/audit'], ['GET', '/console/api/session'], ['POST', '/console/api/apps'], ['POST', '/console/api/sign-out'], ['POST', '/console/apps']]) {
     const res = await c.request(method, path, method === 'GET' ? {} : { json: {} });
     assert.equal(res.status, 401, `${method} ${path}`);
     if (path.startsWith('/console/api/')) assert.deepEqual(res.body, { code: 401, error: 'Sign in to the console first.' });
@@ -168,4 +168,17 @@ test('the sign-in form: a wrong password shows the form again, the right one ope
   const apps = await c.request('GET', '/console/apps');
   assert.equal(apps.status, 200);
   assert.match(apps.text, /vic \(viewer\)/);
+});
+
+test('the operators list: names, roles and creation, never a hash', async () => {
+  const c = await signedIn('vic');
+  const res = await c.request('GET', '/console/api/operators');
+  assert.equal(res.status, 200);
+  const vic = res.body.results.find((o: { name: string }) => o.name === 'vic');
+  assert.deepEqual(Object.keys(vic), ['name', 'role', 'createdAt']);
+  assert.equal(vic.role, 'viewer');
+  const page = await c.request('GET', '/console/operators');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /<td data-label="Name">ada<\/td><td data-label="Role">admin<\/td>/);
+  assert.ok(![res.text, page.text].some((text) => text.includes('$argon2')));
 });

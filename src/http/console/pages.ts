@@ -27,6 +27,7 @@ header button:hover{background:#d0d7de}
 main{max-width:64rem;margin:1.5rem auto;padding:0 1rem}
 main.narrow{max-width:26rem;margin-top:3rem}
 .card{background:#fff;border-radius:.5rem;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.12);margin-bottom:1.5rem}
+table+p{margin-top:1rem}.card>:last-child{margin-bottom:0}
 h1{margin:0 0 1rem;font-size:1.5rem;line-height:1.25}
 h2{margin:0 0 .75rem;font-size:1.15rem}
 p{margin:0 0 1rem}
@@ -66,7 +67,7 @@ export interface PageSession {
   csrf: string;
 }
 
-export type Section = 'apps' | 'audit';
+export type Section = 'apps' | 'operators' | 'audit';
 
 const h = escapeHtml;
 
@@ -79,7 +80,7 @@ function banner(session: PageSession, section: Section): string {
     `<a href="/console/${to}"${to === section ? ' aria-current="page"' : ''}>${text}</a>`;
   return `<header>
 <a class="brand" href="/console/apps">Roost console</a>
-<nav aria-label="Console">${link('apps', 'Apps')}${link('audit', 'Audit log')}</nav>
+<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}</nav>
 <form method="post" action="/console/sign-out">${csrfField(session)}
 <span class="who">${h(session.operator.name)} (${session.operator.role})</span>
 <button type="submit">Sign out</button></form>
@@ -175,6 +176,19 @@ export function auditPage(reply: FastifyReply, session: PageSession, entries: Au
 ${rows}
 </tbody></table></div>`;
   return send(reply, 200, document('Audit log', banner(session, 'audit'), main));
+}
+
+export function operatorsPage(reply: FastifyReply, session: PageSession, operators: Operator[]): FastifyReply {
+  const rows = operators
+    .map((op) => `<tr><td data-label="Name">${h(op.name)}</td><td data-label="Role">${op.role}</td><td data-label="Created">${date(op.createdAt)}</td></tr>`)
+    .join('\n');
+  const main = `<div class="card"><h1>Operators</h1>
+<table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Created</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+<p class="muted">Operators are managed on the server: <code>roost operator create|passwd|delete NAME</code>.</p></div>`;
+  return send(reply, 200, document('Operators', banner(session, 'operators'), main));
 }
 
 export function messagePage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {

@@ -3,7 +3,7 @@ import type { AppRegistry } from '../../apps/registry.ts';
 import type { Operator, OperatorService } from '../../console/operators.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { appsPage, auditPage, consoleHeaders, messagePage, signInPage, type PageSession } from '../console/pages.ts';
+import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage, type PageSession } from '../console/pages.ts';
 
 /** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
 const cookieName = 'roost_console';
@@ -167,6 +167,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
       if (created instanceof ApiError) return messagePage(reply, created.status, 'Not created', created.message);
       return appsPage(reply, session(request), await appList(), created);
     });
+    scope.get('/console/operators', operatorOnly, async (request, reply) => operatorsPage(reply, session(request), await operators.list()));
     scope.get('/console/audit', operatorOnly, async (request, reply) => auditPage(reply, session(request), await operators.listAudit(200)));
 
     scope.post('/console/api/sign-in', open, signIn);
@@ -185,6 +186,8 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
       if (created instanceof ApiError) return refuse(request, reply, created);
       return consoleHeaders(reply).status(201).send(created);
     });
+    scope.get('/console/api/operators', operatorOnly, async (_request, reply) =>
+      consoleHeaders(reply).send({ results: (await operators.list()).map(operatorView) }));
     scope.get('/console/api/audit', operatorOnly, async (_request, reply) => {
       const entries = await operators.listAudit(200);
       return consoleHeaders(reply).send({ results: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) });
