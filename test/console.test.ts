@@ -32,7 +32,8 @@ test('without a session no page or API answers: pages redirect to sign-in, the A
   for (const [method, path] of [['GET', '/console/api/apps'], ['GET', '/console/api/operators'], ['GET', '/console/api/audit'], ['GET', '/console/api/session'], ['POST', '/console/api/apps'], ['POST', '/console/api/sign-out'], ['POST', '/console/apps']]) {
     const res = await c.request(method, path, method === 'GET' ? {} : { json: {} });
     assert.equal(res.status, 401, `${method} ${path}`);
-    if (path.startsWith('/console/api/')) assert.deepEqual(res.body, { code: 401, error: 'Sign in to the console first.' });
+    // Not a browser (no Accept: text/html, no form): the API's {code, error}, pages included.
+    assert.deepEqual(res.body, { code: 401, error: 'Sign in to the console first.' });
   }
   // A made-up cookie is no session.
   c.cookie = 'roost_console=' + 'x'.repeat(43);

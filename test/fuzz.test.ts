@@ -853,9 +853,9 @@ interface Failure {
   answer: string;
 }
 
-/** An HTML page is the documented answer of the mail pages to a browser (Accept: text/html, or a form post). */
+/** An HTML page is the documented answer of the mail pages and the console's pages to a browser (Accept: text/html, or a form post). */
 function asksForHtml(built: Built): boolean {
-  if (!/^\/1(\.1)?\/(verifyEmail|resetPassword)\//.test(built.path)) return false;
+  if (!/^\/1(\.1)?\/(verifyEmail|resetPassword)\//.test(built.path) && !/^\/console\/(?!api\/)/.test(built.path)) return false;
   // Opening the mailed reset link shows its form (or why it cannot): a browser's GET.
   if (built.method === 'GET' && /^\/1(\.1)?\/resetPassword\//.test(built.path)) return true;
   return built.headers.Accept === 'text/html' || built.headers['Content-Type'] === 'application/x-www-form-urlencoded';

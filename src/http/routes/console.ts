@@ -54,8 +54,17 @@ function isApi(request: FastifyRequest): boolean {
   return request.url.startsWith('/console/api/');
 }
 
+/**
+ * A page answers a browser (it asks for HTML, or posts a form); anything else, and every /console/api
+ * request, gets the API's {code, error}, as the mail pages do.
+ */
+function wantsHtml(request: FastifyRequest): boolean {
+  if (isApi(request)) return false;
+  return (request.headers.accept ?? '').includes('text/html') || (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+}
+
 function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  if (isApi(request)) return consoleHeaders(reply).status(error.status).send(error.toBody());
+  if (!wantsHtml(request)) return consoleHeaders(reply).status(error.status).send(error.toBody());
   return messagePage(reply, error.status, error.status === 401 ? 'Sign in needed' : 'Not allowed', error.message);
 }
 
@@ -128,7 +137,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
         const error = outcome.reason === 'locked'
           ? new ApiError('rateLimited', 'Too many failed sign-ins: this operator is locked for a while.')
           : new ApiError('unauthorized', 'The name or the password is wrong.');
-        if (isApi(request)) return refuse(request, reply, error);
+        if (!wantsHtml(request)) return refuse(request, reply, error);
         return signInPage(reply, error.status, { name: name.slice(0, maxNameLength), error: error.message });
       }
       reply.header('Set-Cookie', sessionCookie(request, outcome.token, maxAge));
@@ -164,7 +173,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
     scope.get('/console/apps', operatorOnly, async (request, reply) => appsPage(reply, session(request), await appList()));
     scope.post('/console/apps', async (request, reply) => {
       const created = await createApp(request);
-      if (created instanceof ApiError) return messagePage(reply, created.status, 'Not created', created.message);
+      if (created instanceof ApiError) return wantsHtml(request) ? messagePage(reply, created.status, 'Not created', created.message) : refuse(request, reply, created);
       return appsPage(reply, session(request), await appList(), created);
     });
     scope.get('/console/operators', operatorOnly, async (request, reply) => operatorsPage(reply, session(request), await operators.list()));
