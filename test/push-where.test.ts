@@ -259,3 +259,36 @@ test('a push whose stored selector this version cannot run is closed with the er
   assert.equal(devices.get('pw-1')!.received.has(broken), false);
   assert.ok(server.logs.some((line) => line.includes('selecting the installations failed') && line.includes(broken)));
 });
+
+test('a client push where reaches other classes as a find by the same caller would: class rules, ACLs', async () => {
+  assert.equal((await master.put('/1.1/settings', { clientPushAllowed: true })).status, 200);
+  try {
+    const client = new KeyClient({ url: server.url, appId: server.appId, appKey: server.appKey });
+    const login = await client.post('/1.1/login', { username: 'pw-ann', password: 'secret-1' });
+    assert.equal(login.status, 200, login.text);
+    const ann = client.withSession(login.body.sessionToken);
+    // _User is found with the master key only (userQueryPermission off): a push may not probe it either.
+    const probe = await client.post('/1.1/push', {
+      data: { alert: 'hi' },
+      where: { user: { $inQuery: { className: '_User', where: { username: 'pw-bob' } } } },
+    });
+    assert.equal(probe.status, 403);
+    assert.deepEqual(probe.body, { code: 403, error: 'Forbidden to find by class permissions.' });
+    // pw-ann's tag is hers alone; pw-bob's is public.
+    for (const [i, acl] of [{ [users[0]]: { read: true } }, { '*': { read: true } }].entries()) {
+      const tag = await master.post('/1.1/classes/PwTag', { tag: 'x', user: pointer(users[i]), ACL: acl });
+      assert.equal(tag.status, 201, tag.text);
+    }
+    const where = { user: { $select: { query: { className: 'PwTag', where: { tag: 'x' } }, key: 'user' } } };
+    const send = async (caller: KeyClient) => {
+      const response = await caller.post('/1.1/push', { data: { alert: 'hi' }, where });
+      assert.equal(response.status, 201, response.text);
+      return reached(response.body.objectId);
+    };
+    assert.deepEqual(await send(client), ['pw-4']);
+    assert.deepEqual(await send(ann), ['pw-1', 'pw-4']);
+    assert.deepEqual(await send(master), ['pw-1', 'pw-4']);
+  } finally {
+    await master.put('/1.1/settings', { clientPushAllowed: false });
+  }
+});

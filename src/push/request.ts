@@ -2,7 +2,7 @@ import { ApiError, fail } from '../lib/errors.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { decodeWhere, parseWhere } from '../objects/query.ts';
 import { checkJson, checkTextDeep, isObject, parseIsoDate } from '../objects/values.ts';
-import type { Json, JsonObject, Where } from '../objects/types.ts';
+import type { Json, JsonObject, Readers, Where } from '../objects/types.ts';
 import type { NewPush } from './types.ts';
 
 /** SPEC §8 and reference §4.2: limits of one push request. */
@@ -71,6 +71,8 @@ export interface PushRequestContext {
   now: number;
   /** The X-LC-Prod header: "1" production, anything else development; absent means production. */
   prodHeader: string | null;
+  /** The caller's readers (readersFor): a client push's where reaches other classes only as a find would. */
+  readers: Readers;
 }
 
 /**
@@ -181,6 +183,7 @@ export function parsePushRequest(body: Record<string, unknown>, context: PushReq
     expiresAt,
     status: pushTime > now ? 'scheduled' : 'in-queue',
     selector: { op: 'and', items: selection },
+    readers: context.readers,
     content: { data, ...(hms !== undefined && { hms }), ...(channels !== null && channels.length > 0 && { channel: channels[0] }) },
     request,
     reqId: typeof body.req_id === 'string' ? body.req_id : null,

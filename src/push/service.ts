@@ -10,6 +10,8 @@ import { LocalRelay, RedisRelay, type Relay } from './channel/relay.ts';
 import { FanoutWorker } from './fanout.ts';
 import { InstallationService } from './installations.ts';
 import { parsePushRequest, type PushRequestContext } from './request.ts';
+import { readersFor } from '../objects/acl.ts';
+import { checkConditionReads, type QueryCaller } from '../objects/query-reach.ts';
 import { PushSchedule, scheduledPushCap, scheduledPushCaps } from './schedule.ts';
 import type { NotificationRecord } from './types.ts';
 import { unconfiguredDispatch, type VendorDispatch } from './vendor-dispatch.ts';
@@ -99,14 +101,17 @@ export class PushService {
    * scheduled push is refused (code 140) while the application's cap of waiting pushes is reached.
    */
   async accept(
-    appId: string,
+    caller: QueryCaller,
     body: Record<string, unknown>,
     prodHeader: string | null,
     settings: { commercial: boolean },
   ): Promise<{ created: boolean; record: NotificationRecord }> {
-    const context: PushRequestContext = { appId, now: this.clock.now(), prodHeader };
+    const context: PushRequestContext = { appId: caller.appId, now: this.clock.now(), prodHeader, readers: readersFor(caller) };
+    const push = parsePushRequest(body, context);
+    // The classes a client push's where reaches through subqueries keep their find rules, as a find's would.
+    checkConditionReads(caller, '_Installation', push.selector);
     const cap = scheduledPushCap(settings);
-    const outcome = await this.store.push.createPush({ ...parsePushRequest(body, context), scheduleCap: cap });
+    const outcome = await this.store.push.createPush({ ...push, scheduleCap: cap });
     if ('refused' in outcome) {
       throw new ApiError(
         'scheduledPushQuota',

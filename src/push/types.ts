@@ -1,4 +1,4 @@
-import type { Json, JsonObject, Where } from '../objects/types.ts';
+import type { Json, JsonObject, Readers, Where } from '../objects/types.ts';
 
 /** The phone makers an installation may name in `vendor` (SPEC §2.3). */
 export const vendorNames = ['HMS', 'mi', 'mz', 'oppo', 'vivo', 'honor'] as const;
@@ -28,6 +28,8 @@ export interface NewPush {
   status: 'scheduled' | 'in-queue';
   /** Which installations the push targets (where + channels + "still valid"), as the neutral tree. */
   selector: Where;
+  /** Whose readers the selector's subqueries read with: a client push's caller's; null or absent for the master key. */
+  readers?: Readers;
   content: PushContent;
   /** The request as the record shows it (where, channels, prod, notification_id, …). */
   request: JsonObject;

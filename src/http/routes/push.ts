@@ -30,7 +30,7 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
   app.post<{ Body: Record<string, unknown> }>('/1.1/push', { ...declared({ body: pushBodySchema }), preValidation: mayPush }, async (request, reply) => {
     const settings = mergeSettings(request.ctx.app.settings);
     const prod = request.headers['x-lc-prod'] ?? request.headers['x-svc-prod'];
-    const { created, record } = await push.accept(request.ctx.appId, request.body, typeof prod === 'string' ? prod : null, settings);
+    const { created, record } = await push.accept(request.ctx, request.body, typeof prod === 'string' ? prod : null, settings);
     reply.status(created ? 201 : 200);
     return { objectId: record.objectId, createdAt: isoDate(record.createdAt) };
   });

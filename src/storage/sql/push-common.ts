@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { JobView, PushContent } from '../../push/types.ts';
+import type { JobView, NewPush, PushContent } from '../../push/types.ts';
+import type { Readers, Where } from '../../objects/types.ts';
 import type { SqlDialect } from './dialect.ts';
 
 /** A push_notifications row: the record and its fan-out job's cursor. */
@@ -17,6 +18,19 @@ export interface NotificationRow {
   last_key: string;
   pages: number | string;
   paged: number | string;
+}
+
+/**
+ * push_notifications.selector: the where tree alone for the master key (as every row before client pushes
+ * kept their readers), or {where, readers} for a client push, whose subqueries read only what its caller may.
+ */
+export function storedSelector(push: Pick<NewPush, 'selector' | 'readers'>): string {
+  return JSON.stringify(push.readers == null ? push.selector : { where: push.selector, readers: push.readers });
+}
+
+export function selectorOf(text: string): { where: Where; readers: Readers } {
+  const stored = JSON.parse(text) as Where | { where: Where; readers: string[] };
+  return 'readers' in stored ? stored : { where: stored, readers: null };
 }
 
 export const num = (value: number | string | null): number | null => (value === null ? null : Number(value));

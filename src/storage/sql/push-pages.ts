@@ -1,11 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import type { Where } from '../../objects/types.ts';
 import type { ClaimedPage, PageClaim } from '../push-store.ts';
 import type { PageResult, PageWork, RoutePage, TargetDevice, VendorTarget } from '../../push/types.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
 import { storeFault } from '../busy.ts';
 import { compileWhere, type WhereScope } from './where.ts';
-import { addCounts, chunks, insertChunk, jobOf, relaxedCommit, type NotificationRow } from './push-common.ts';
+import { addCounts, chunks, insertChunk, jobOf, relaxedCommit, selectorOf, type NotificationRow } from './push-common.ts';
 
 /** A maker target as push_pages.vendor keeps it: [installation object id, vendor, device profile, registration id]. */
 type StoredTarget = [string, VendorTarget['vendor'], string, string];
@@ -28,9 +27,11 @@ export class SqlPushPages {
     this.dialect = options.dialect;
   }
 
-  /** Push selectors are the master's: their subqueries read every object of the application. */
-  private selectorScope(appId: string): WhereScope {
-    return { dialect: this.dialect, appId, className: '_Installation', readers: null };
+  /** A push's selector, compiled with the readers its subqueries read with (the installations themselves are the master's). */
+  private selected(row: NotificationRow): Sql {
+    const { where, readers } = selectorOf(row.selector);
+    const scope: WhereScope = { dialect: this.dialect, appId: row.app_id, className: '_Installation', readers };
+    return compileWhere(scope, where);
   }
 
   private text(field: string): Sql {
@@ -84,7 +85,7 @@ export class SqlPushPages {
         return { kind: 'expired', job };
       }
       const after = sql`o.app_id = ${row.app_id} AND o.class_name = '_Installation' AND o.id > ${row.last_key}`;
-      const selected = compileWhere(this.selectorScope(row.app_id), JSON.parse(row.selector) as Where);
+      const selected = this.selected(row);
       // The key of the page's last selected installation, and whether another follows it. Only keys are read
       // (what the selector needs, or an index when it names the installation): reading and routing the page
       // is the fill's work, done in parallel. A page that would not fill gets every remaining key.
@@ -141,7 +142,7 @@ export class SqlPushPages {
       SELECT o.id, o.installation_id, ${vendorColumns}
       FROM objects o WHERE o.app_id = ${row.app_id} AND o.class_name = '_Installation'
       AND o.id > ${row.lo_key} AND o.id <= ${row.hi_key}
-      AND ${compileWhere(this.selectorScope(row.app_id), JSON.parse(row.selector) as Where)}
+      AND ${this.selected(row)}
       ORDER BY o.id`.execute(trx);
     const devices: TargetDevice[] = found.rows.map((r) => ({
       objectId: r.id,

@@ -11,7 +11,7 @@ import type {
   RoutePage,
 } from '../../push/types.ts';
 import type { SqlDialect } from './dialect.ts';
-import { num, type NotificationRow } from './push-common.ts';
+import { num, storedSelector, type NotificationRow } from './push-common.ts';
 import { SqlPushDelivery } from './push-delivery.ts';
 import { SqlPushPages } from './push-pages.ts';
 import { admitScheduledPush } from './push-schedule-store.ts';
@@ -97,7 +97,7 @@ export class SqlPushStore implements PushStore {
           request, content, selector, last_key, pages, paged)
         VALUES (${push.appId}, ${push.objectId}, ${push.createdAt}, ${push.createdAt}, ${push.status}, ${push.pushTime},
           ${push.expiresAt}, ${JSON.stringify(push.request)}, ${JSON.stringify(push.content)},
-          ${JSON.stringify(push.selector)}, '', 0, 0)`.execute(trx);
+          ${storedSelector(push)}, '', 0, 0)`.execute(trx);
       const record = await this.fetchRecord(trx, push.appId, push.objectId);
       return { created: true as const, record: record! };
     });
