@@ -173,6 +173,20 @@ describe('role:NAME in ACLs', () => {
     assert.equal((await member.client.put(writePath, { n: 4 })).status, 200);
   });
 
+  test('new=true after a write answers the object to a writer who reads it through a role, and not to one who cannot read it', async () => {
+    const member = await signUp(server.client);
+    const [reader, writer] = [uniqueName('NewReader'), uniqueName('NewWriter')];
+    await makeRole(reader, { users: [member.objectId] });
+    await makeRole(writer, { users: [member.objectId] });
+    const readable = await server.master.post('/1.1/classes/Note', { n: 1, ACL: { [`role:${reader}`]: { read: true }, [`role:${writer}`]: { write: true } } });
+    const answered = await member.client.put(`/1.1/classes/Note/${readable.body.objectId}`, { n: 2 }, { query: { new: 'true' } });
+    assert.deepEqual([answered.status, answered.body], [200, { n: 2, objectId: readable.body.objectId, updatedAt: answered.body.updatedAt }]);
+    const blind = await server.master.post('/1.1/classes/Note', { n: 3, ACL: { [`role:${writer}`]: { write: true } } });
+    const plain = await member.client.put(`/1.1/classes/Note/${blind.body.objectId}`, { n: 4 }, { query: { new: 'true' } });
+    assert.equal(plain.status, 200);
+    assert.deepEqual(Object.keys(plain.body).sort(), ['objectId', 'updatedAt']);
+  });
+
   test('a role granted two levels up works (Moderators.roles holds Admins, Admins.roles holds Owners); a cycle answers', async () => {
     const owner = await signUp(server.client);
     const ownersName = uniqueName('Owners');

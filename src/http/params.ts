@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { parseKeys, parseLimit, parseOrder, parseSkip, parseWhereParam, type Projection } from '../objects/query.ts';
 import type { FindOptions } from '../objects/service.ts';
 import type { StoredObject, Where } from '../objects/types.ts';
-import { canRead, type Caller } from '../objects/acl.ts';
+import type { Caller } from '../objects/acl.ts';
+import type { ObjectService } from '../objects/service.ts';
 import { parseInclude, type IncludeTree } from '../objects/include.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -57,6 +58,6 @@ export function wantsObjectBack(query: Query): boolean {
  * Whether a write answers with the saved object: asked for, and readable by the caller under the ACL
  * it has after the write. A writer that may not read it gets the plain answer, never its fields.
  */
-export function sendsObjectBack(query: Query, caller: Caller, saved: StoredObject): boolean {
-  return wantsObjectBack(query) && canRead(saved.acl, caller);
+export async function sendsObjectBack(query: Query, objects: ObjectService, caller: Caller, saved: StoredObject): Promise<boolean> {
+  return wantsObjectBack(query) && (await objects.mayRead(caller, saved.acl));
 }

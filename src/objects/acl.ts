@@ -38,29 +38,26 @@ export function readersFor(caller: Caller): Readers {
 }
 
 /**
- * Whether the caller may write under the ACL: true or false, or 'roles' when only `role:<name>` entries
+ * Whether the caller may read or write under the ACL: true or false, or 'roles' when only `role:<name>` entries
  * could grant it and the caller's role names (`roles`) have not been read: reading them is left to the
- * writes that need it (ObjectService), so a write needs no more than its own statements otherwise.
+ * requests that need it (ObjectService), so one needs no more than its own statements otherwise.
  */
-export function writeAccess(acl: Acl | null, caller: Caller, roles: ReadonlySet<string> | undefined): boolean | 'roles' {
+export function access(acl: Acl | null, caller: Caller, roles: ReadonlySet<string> | undefined, right: 'read' | 'write'): boolean | 'roles' {
   if (caller.master || acl === null) return true;
-  if (acl['*']?.write) return true;
+  if (acl['*']?.[right]) return true;
   if (caller.userId === null) return false;
-  if (acl[caller.userId]?.write === true) return true;
-  const granting = Object.keys(acl).filter((principal) => principal.startsWith(rolePrefix) && acl[principal].write === true);
+  if (acl[caller.userId]?.[right] === true) return true;
+  const granting = Object.keys(acl).filter((principal) => principal.startsWith(rolePrefix) && acl[principal][right] === true);
   if (granting.length === 0) return false;
   if (roles === undefined) return 'roles';
   return granting.some((principal) => roles.has(principal.slice(rolePrefix.length)));
 }
 
-const rolePrefix = 'role:';
-
-/** Whether the caller may read an object with this ACL: the same principals as readersFor. */
-export function canRead(acl: Acl | null, caller: Caller): boolean {
-  if (caller.master || acl === null) return true;
-  if (acl['*']?.read) return true;
-  return caller.userId !== null && acl[caller.userId]?.read === true;
+export function writeAccess(acl: Acl | null, caller: Caller, roles: ReadonlySet<string> | undefined): boolean | 'roles' {
+  return access(acl, caller, roles, 'write');
 }
+
+const rolePrefix = 'role:';
 
 /** A write's `where`, to be evaluated with the caller's read rights (see Condition). */
 export function conditionFor(caller: Caller, where: Where | undefined): Condition | undefined {

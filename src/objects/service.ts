@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { own } from '../lib/lookup.ts';
 import type { Store } from '../storage/store.ts';
-import { conditionFor, parseAcl, readersFor, writeAccess, type Caller } from './acl.ts';
+import { access, conditionFor, parseAcl, readersFor, writeAccess, type Caller } from './acl.ts';
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
@@ -312,6 +312,12 @@ export class ObjectService {
     const outcome = await write(undefined);
     if (outcome.ok || outcome.reason !== 'refused' || outcome.refusal !== rolesNeeded) return outcome;
     return write(await this.rolesOf(caller));
+  }
+
+  /** Whether the caller may read an object under this ACL, its roles included (read only when role entries decide), as get reads it. */
+  async mayRead(caller: Caller, acl: Acl | null): Promise<boolean> {
+    const plain = access(acl, caller, undefined, 'read');
+    return plain === 'roles' ? access(acl, caller, await this.rolesOf(caller), 'read') === true : plain;
   }
 
   /** The caller's role names, read at most once a request (the Caller is the request's) and never kept longer. */

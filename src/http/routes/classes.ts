@@ -56,7 +56,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
     async create(request, reply, className) {
       const saved = await objects.create(request.ctx, className, parseWriteBody(request.body));
       reply.status(201).header('Location', `/1.1/classes/${className}/${saved.objectId}`);
-      if (sendsObjectBack(queryOf(request), request.ctx, saved)) return toWire(saved);
+      if (await sendsObjectBack(queryOf(request), objects, request.ctx, saved)) return toWire(saved);
       return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
     },
 
@@ -79,7 +79,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       const query = queryOf(request);
       const body = parseWriteBody(request.body ?? {});
       const saved = await objects.update(request.ctx, className, objectId, body, conditionOf(query));
-      if (sendsObjectBack(query, request.ctx, saved)) {
+      if (await sendsObjectBack(query, objects, request.ctx, saved)) {
         return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
       }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };

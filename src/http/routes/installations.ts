@@ -32,7 +32,7 @@ export function installationHandlers(options: { objects: ObjectService; installa
       const { created, object } = await options.installations.save(request.ctx, parseWriteBody(request.body));
       const base = className === installationClass && request.url.startsWith('/1.1/classes') ? '/1.1/classes/_Installation' : '/1.1/installations';
       reply.status(created ? 201 : 200).header('Location', `${base}/${object.objectId}`);
-      if (sendsObjectBack(queryOf(request), request.ctx, object)) return toWire(object);
+      if (await sendsObjectBack(queryOf(request), options.objects, request.ctx, object)) return toWire(object);
       const body: Record<string, string> = { objectId: object.objectId, createdAt: isoDate(object.createdAt) };
       if (!created) body.updatedAt = isoDate(object.updatedAt);
       return body;
@@ -46,7 +46,7 @@ export function installationHandlers(options: { objects: ObjectService; installa
       const query = queryOf(request);
       const body = parseWriteBody(request.body ?? {});
       const saved = await options.installations.update(request.ctx, objectId, body, conditionOf(query));
-      if (sendsObjectBack(query, request.ctx, saved)) {
+      if (await sendsObjectBack(query, options.objects, request.ctx, saved)) {
         return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
       }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };

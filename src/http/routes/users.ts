@@ -54,7 +54,7 @@ export function userHandlers(accounts: AccountService, objects: ObjectService) {
     async update(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
       const query = queryOf(request);
       const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
-      if (sendsObjectBack(query, request.ctx, user)) {
+      if (await sendsObjectBack(query, objects, request.ctx, user)) {
         return touchedFields(toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx }), touchedUserFields(request.body));
       }
       return updatedWire(user);
