@@ -88,6 +88,8 @@ export class Importer {
     try {
       const reports: FileReport[] = [];
       for (const file of files) reports.push(await this.importFile(file, pool));
+      // ANALYZE during a CREATE INDEX CONCURRENTLY deadlocks with it (40P01): the builds this process runs end first.
+      await this.options.store.classIndexes.idle();
       await this.options.store.ops.finishImport();
       return reports;
     } finally {

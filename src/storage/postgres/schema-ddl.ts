@@ -72,6 +72,17 @@ export const postgresClassIndexes: ClassIndexDdl = {
     }
     return found;
   },
+  transient(error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string') return /Connection terminated/i.test((error as Error)?.message ?? '');
+    // Deadlock, serialization failure, cancelled (a node shutting down), the server shutting down, connection errors.
+    return ['40P01', '40001', '57014', '57P01', '57P02', '57P03'].includes(code) || code.startsWith('08')
+      || ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(code);
+  },
+  async cancel(db, builders) {
+    if (builders.length === 0) return;
+    await sql`SELECT pg_cancel_backend(pid) FROM unnest(${builders.map(Number)}::int[]) AS pid`.execute(db);
+  },
 };
 
 /** A session advisory lock on the migrating connection (the server frees it if the process dies). */

@@ -36,10 +36,16 @@ export class SqlClassIndexStore implements ClassIndexStore {
   /** The builds this process runs, by database index name. */
   private readonly builds = new Map<string, Promise<void>>();
   private lastBuild: Promise<void> = Promise.resolve();
+  /** The database's name of the build running now (PostgreSQL: its backend), to cancel at shutdown. */
+  private readonly builders = new Set<string>();
+  private stopping = false;
+  /** Waits before building again after a transient failure, doubling each time (buildRetryMs). */
+  private readonly retryMs: number;
 
-  constructor(options: { db: Kysely<any>; dialect: SqlDialect }) {
+  constructor(options: { db: Kysely<any>; dialect: SqlDialect; buildRetryMs?: number }) {
     this.db = options.db;
     this.dialect = options.dialect;
+    this.retryMs = options.buildRetryMs ?? 500;
   }
 
   async create(appId: string, className: string, spec: { name: string; keys: IndexKey[]; unique: boolean }): Promise<ClassIndex | 'exists'> {
@@ -88,16 +94,44 @@ export class SqlClassIndexStore implements ClassIndexStore {
     while (this.builds.size > 0) await Promise.all(this.builds.values());
   }
 
+  /**
+   * Stops this process's builds where the database can and waits for them to let go: their rows stay
+   * `building`, for the next process to resume (a shutting-down node does not wait out a long build).
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.dialect.classIndexes.cancel(this.db, [...this.builders]).catch(() => undefined);
+    await this.idle();
+  }
+
   private start(indexName: string): void {
-    if (this.builds.has(indexName)) return;
+    if (this.builds.has(indexName) || this.stopping) return;
     // One after another (the dialect orders them among processes too), each on a connection of its own.
     // One that stops on an error of the database (not of the index) leaves the row building: resumed later.
     const build = this.lastBuild
-      .then(() => this.build(indexName))
+      .then(() => this.buildRetrying(indexName))
       .catch(() => undefined)
       .finally(() => this.builds.delete(indexName));
     this.lastBuild = build;
     this.builds.set(indexName, build);
+  }
+
+  /**
+   * A build that fails for a transient reason (dialect.transient: a deadlock with an ANALYZE, a lost
+   * connection) is built again after a pause that doubles, up to 6 attempts; the row stays `building` when
+   * they run out (or the process stops), so a later start or listing resumes it.
+   */
+  private async buildRetrying(indexName: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.build(indexName);
+        return;
+      } catch (error) {
+        if (this.stopping || attempt >= 5 || !this.dialect.classIndexes.transient(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, this.retryMs * 2 ** attempt));
+        if (this.stopping) throw error;
+      }
+    }
   }
 
   private async build(indexName: string): Promise<void> {
@@ -109,17 +143,23 @@ export class SqlClassIndexStore implements ClassIndexStore {
       if (rows[0]?.state !== 'building') return;
       const { app_id: appId, class_name: className } = rows[0];
       const unique = Number(rows[0].is_unique) === 1;
-      await sql`UPDATE class_indexes SET builder = ${await ddl.builder(connection)} WHERE index_name = ${indexName}`.execute(connection);
+      const builder = await ddl.builder(connection);
+      await sql`UPDATE class_indexes SET builder = ${builder} WHERE index_name = ${indexName}`.execute(connection);
       // What a build that stopped left (PostgreSQL: an invalid index) goes first.
       await this.dropIndex(connection, indexName);
       let failure: BuildFailure | null = null;
+      if (builder !== null) this.builders.add(builder);
       try {
         for (const statement of ddl.create(indexName, appId, className, JSON.parse(rows[0].keys) as IndexKey[], unique)) {
           await sql.raw(statement).execute(connection);
         }
       } catch (error) {
+        // Not the index's fault: the row stays building, what was built goes when the build runs again.
+        if (this.stopping || ddl.transient(error)) throw error;
         failure = unique && this.dialect.uniqueViolation(error) ? { reason: 'duplicates' } : { reason: 'error', message: (error as Error).message };
         await this.dropIndex(connection, indexName);
+      } finally {
+        if (builder !== null) this.builders.delete(builder);
       }
       const { rows: kept } = await sql`UPDATE class_indexes SET state = ${failure ? 'failed' : 'ready'},
         failure = ${failure && JSON.stringify(failure)}, builder = NULL WHERE index_name = ${indexName} RETURNING index_name`.execute(connection);

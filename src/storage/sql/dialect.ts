@@ -34,6 +34,13 @@ export interface ClassIndexDdl {
   builder(connection: Kysely<any>): Promise<string | null>;
   /** The progress of the named builds the database reports. */
   progress(db: Kysely<any>, builders: string[]): Promise<Map<string, BuildProgress>>;
+  /**
+   * The build failed for a reason of the moment, not of the index (a deadlock with an ANALYZE, a
+   * serialization failure, a lost connection): built again later rather than marked failed.
+   */
+  transient(error: unknown): boolean;
+  /** Stops the named builds where the database can (a node shutting down leaves them to the next). */
+  cancel(db: Kysely<any>, builders: string[]): Promise<void>;
 }
 
 export interface EqualitySides {

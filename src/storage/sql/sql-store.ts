@@ -303,8 +303,9 @@ export class SqlStore implements Store {
   }
 
   async close(): Promise<void> {
-    // The builds this process runs end first: stopped halfway, they would wait for the next start (or a listing).
-    await this.classIndexes.idle();
+    // The builds this process runs are stopped (where the database can) and let go: they stay `building`,
+    // for the next node to resume at its start, rather than holding this one's shutdown for their length.
+    await this.classIndexes.stop();
     await this.db.destroy();
   }
 }

@@ -30,6 +30,9 @@ export const sqliteClassIndexes: ClassIndexDdl = {
   },
   builder: async () => null,
   progress: async () => new Map(),
+  transient: (error) => String((error as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY'),
+  // A build runs on the event loop to its end: nothing is left running to stop.
+  cancel: async () => undefined,
 };
 
 /**
