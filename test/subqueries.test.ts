@@ -206,6 +206,23 @@ describe('$select and $dontSelect', () => {
     assert.deepEqual(await names('SqLike', { postId: { $select: postIds } }), ['l1', 'l2']);
   });
 
+  test('createdAt and updatedAt are keys and fields of $select, as the Date values a date field holds', async () => {
+    const alice = await server.master.get(`/1.1/classes/SqAuthor/${ids.alice}`);
+    await seed('SqStamp', [
+      { name: 's1', at: { __type: 'Date', iso: alice.body.createdAt } },
+      { name: 's2', at: { __type: 'Date', iso: '2000-01-01T00:00:00.001Z' } },
+    ]);
+    for (const key of ['createdAt', 'updatedAt']) {
+      const ofAlice = { query: { className: 'SqAuthor', where: { name: 'alice' } }, key };
+      assert.deepEqual(await names('SqStamp', { at: { $select: ofAlice } }), ['s1'], key);
+      assert.deepEqual(await names('SqStamp', { at: { $dontSelect: ofAlice } }), ['s2'], key);
+    }
+    const stamps = { query: { className: 'SqStamp', where: {} }, key: 'at' };
+    assert.deepEqual(await names('SqAuthor', { createdAt: { $select: stamps } }), ['alice']);
+    const own = { query: { className: 'SqAuthor', where: { name: 'boris' } }, key: 'createdAt' };
+    assert.deepEqual(await names('SqAuthor', { createdAt: { $select: own } }), ['boris']);
+  });
+
   test('limit applies inside $select too, and it nests with $inQuery', async () => {
     const first = { query: { className: 'SqAuthor', where: {}, order: 'name', limit: 1 }, key: 'city' };
     assert.deepEqual(await names('SqPerson', { hometown: { $select: first } }), ['ann']);

@@ -169,6 +169,10 @@ export const postgresDialect: SqlDialect = {
     return sql`to_jsonb(${text})`;
   },
 
+  timeAsValue(ms: Sql): Sql {
+    return sql`jsonb_build_object('__type', 'Date', 'iso', to_char(to_timestamp(${ms} / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || to_char(${ms} % 1000, 'FM"."000"Z"'))`;
+  },
+
   valueIn(value: Sql, values: Sql): Sql {
     return sql`coalesce(${value} IN (${values}), false)`;
   },

@@ -91,6 +91,8 @@ export interface SqlDialect {
   jsonValue(path: string[]): Sql;
   /** A text column (the object id) as jsonValue gives a string field. */
   textAsValue(text: Sql): Sql;
+  /** A time column (milliseconds) as jsonValue gives a date field: {"__type":"Date","iso":…}. */
+  timeAsValue(ms: Sql): Sql;
   /** The value (of jsonValue) is one of `values` (a one-column query of them); never NULL. */
   valueIn(value: Sql, values: Sql): Sql;
   /**

@@ -85,9 +85,14 @@ function subqueryValues(scope: WhereScope, query: SubQuery, value: Sql): Sql {
   return sql`SELECT s.v FROM (${page}) s`;
 }
 
-/** A field as $select compares it: objectId from its column, every other field from the data. */
+/**
+ * A field as $select compares it: objectId and the times from their columns (a time as the Date value a
+ * date field holds, so createdAt selects against a date field too), every other field from the data.
+ */
 function selectValue(dialect: SqlDialect, path: string[]): Sql {
-  return path.length === 1 && path[0] === 'objectId' ? dialect.textAsValue(sql`o.id`) : dialect.jsonValue(path);
+  if (path.length === 1 && path[0] === 'objectId') return dialect.textAsValue(sql`o.id`);
+  const time = path.length === 1 ? timeColumns[path[0]] : undefined;
+  return time ? dialect.timeAsValue(sql.ref(`o.${time}`)) : dialect.jsonValue(path);
 }
 
 export function compileWhere(scope: WhereScope, where: Where): Sql {
