@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { sql, type Kysely } from 'kysely';
 import type { OrderKey, Where } from '../../src/objects/types.ts';
 import { parseOrder, parseWhere } from '../../src/objects/query.ts';
-import { compileOrder, compileWhere, findStatement } from '../../src/storage/sql/where.ts';
+import { compileOrder, compileWhere, countStatement, findStatement } from '../../src/storage/sql/where.ts';
 import type { Sql } from '../../src/storage/sql/dialect.ts';
 import { objectSelect } from '../../src/storage/sql/object-row.ts';
 import { postgresDialect } from '../../src/storage/postgres/dialect.ts';
@@ -196,6 +196,11 @@ test('$inQuery reads the outer class through the index on the pointer objectId, 
     const { rows: steps } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${page}`.execute(db);
     const pagePlan = steps.map((step) => step.detail).join('\n');
     assert.ok(pagePlan.includes(`${byPost} (app_id=? AND class_name=? AND <expr>=?)`), pagePlan);
+    // The count reads the same way (a plain IN scanned the class with json_extract and instr a row).
+    const count = countStatement({ dialect: sqliteDialect, appId, className: 'Plan', readers: ['*'] }, where);
+    const { rows: counted } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${count}`.execute(db);
+    const countPlan = counted.map((step) => step.detail).join('\n');
+    assert.ok(countPlan.includes(`${byPost} (app_id=? AND class_name=? AND <expr>=?)`), countPlan);
   }
   await sql`ANALYZE objects`.execute(db);
   const plan = await onePlanOf(appId, 'Plan', where);

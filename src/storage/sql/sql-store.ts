@@ -16,7 +16,7 @@ import type {
 } from '../../objects/types.ts';
 import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { SqlDialect } from './dialect.ts';
-import { compileWhere, findStatement } from './where.ts';
+import { compileWhere, countStatement, findStatement } from './where.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -210,9 +210,7 @@ export class SqlStore implements Store {
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
     const scope = { dialect: this.dialect, appId, className, readers };
-    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM objects o
-      WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
-      AND ${compileWhere(scope, where)} AND ${this.readable(appId, readers)}`.execute(this.db);
+    const { rows } = await sql<{ n: number | string }>`${countStatement(scope, where)}`.execute(this.db);
     return Number(rows[0].n);
   }
 

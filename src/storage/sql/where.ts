@@ -270,4 +270,17 @@ export function findStatement(
     ORDER BY ${order} ${page}`;
 }
 
+/**
+ * The statement counting the rows of a class `where` and the readers keep (`n`): a top-level $inQuery
+ * read from its ids as the page reads it (pointerSource), so a count probes the index a page probes
+ * rather than leaving the choice to the statistics (a plain IN may scan the class on SQLite).
+ */
+export function countStatement(scope: WhereScope, where: Where): Sql {
+  const { dialect, appId, className } = scope;
+  const source = pointerSource(scope, where);
+  return sql`SELECT count(*) AS n FROM ${source?.from ?? sql`objects o`}
+    WHERE o.app_id = ${appId} AND o.class_name = ${dialect.boundClass(className)} AND ${source?.condition ?? compileWhere(scope, where)}
+    AND ${readableSql(dialect, appId, scope.readers)}`;
+}
+
 export { operators as comparisonOperators };
