@@ -279,7 +279,7 @@ describe('reads', () => {
 });
 
 describe('users', () => {
-  test('a user\'s relation: added with its session, read as the descriptor, queried; refused on sign-up', async () => {
+  test('a user\'s relation: added with its session, read as the descriptor, queried; applied on sign-up as on a create', async () => {
     const { target } = classes();
     const [post] = await createAll(target, [{}]);
     const me = await signUp(server.client);
@@ -292,8 +292,15 @@ describe('users', () => {
     assert.deepEqual(listed.body.results[0].favourites, descriptor(target));
     const bad = await me.client.put(`/1.1/users/${me.objectId}`, { favourites: add(pointer('Other', 'x')) });
     assert.deepEqual([bad.status, bad.body], [400, invalid]);
+    const clash = await server.client.post('/1.1/users', { username: `rel${classSeq}x`, password: 'pw', favourites: add(pointer('Other', 'x')) });
+    assert.deepEqual([clash.status, clash.body], [400, invalid]);
     const signup = await server.client.post('/1.1/users', { username: `rel${classSeq}`, password: 'pw', favourites: add(pointer(target, post)) });
-    assert.deepEqual([signup.status, signup.body], [400, { code: 1, error: 'Not supported yet: relations on sign-up (add them to the user after).' }]);
+    assert.equal(signup.status, 201, signup.text);
+    assert.deepEqual(await relatedIds(target, relatedTo('_User', signup.body.objectId, 'favourites')), [post]);
+    const fresh = await server.master.get(`/1.1/users/${signup.body.objectId}`);
+    assert.deepEqual(fresh.body.favourites, descriptor(target));
+    const taken = await server.master.get('/1.1/users', { query: { where: { username: `rel${classSeq}x` }, count: 1, limit: 0 } });
+    assert.deepEqual(taken.body, { results: [], count: 0 }, 'a refused sign-up leaves no user');
   });
 });
 

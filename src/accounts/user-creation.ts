@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newObjectId } from '../lib/ids.ts';
 import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { applyOperations, relationChanges } from '../objects/ops.ts';
+import type { RelationChange } from '../storage/relation-store.ts';
 import type { Acl, JsonObject, StoredObject, WriteOutcome } from '../objects/types.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccountCaller, EmailToVerify } from './caller.ts';
@@ -32,6 +33,8 @@ export interface UserDraft {
   password: string | null;
   settings: AppSettings;
   usernameDefaulted: boolean;
+  /** AddRelation/RemoveRelation of the body, added once the user exists. */
+  relations: RelationChange[];
 }
 
 /** The insert's outcome (a taken field is the flow's to answer), the user as written, and its first token. */
@@ -81,8 +84,6 @@ export class UserCreation {
       fail('usernameBlank');
     }
     const given = plan.passwordRequired || (password !== undefined && password !== null) ? checkNewPassword(password) : null;
-    // The user is inserted with its identities and session in one statement of their own: its relations are added after.
-    if (relationChanges(write.operations).length > 0) fail('notSupported', 'Not supported yet: relations on sign-up (add them to the user after).');
     const applied = applyOperations({}, write.operations);
     if (applied instanceof ApiError) throw applied;
     let data = applied;
@@ -93,12 +94,13 @@ export class UserCreation {
     const settings = mergeSettings(caller.app.settings);
     if (!('emailVerified' in data)) data.emailVerified = emailVerifiedFor(data.email, settings);
     if (!('mobilePhoneVerified' in data)) data.mobilePhoneVerified = false;
-    return { data, acl: write.acl, password: given, settings, usernameDefaulted };
+    return { data, acl: write.acl, password: given, settings, usernameDefaulted, relations: relationChanges(write.operations) };
   }
 
   /** Hashes the password and inserts the user with its first session; a colliding random id gets one more try. */
   async insert(caller: AccountCaller, draft: UserDraft): Promise<Creation> {
     await this.schemas.checkData(caller.appId, '_User', draft.data);
+    await this.checkRelations(caller.appId, draft.relations);
     const data = await this.schemas.withDefaults(caller.appId, '_User', draft.data);
     const passwordHash = draft.password === null ? null : await this.passwords.hash(draft.password);
     const now = this.clock.now();
@@ -109,8 +111,22 @@ export class UserCreation {
       // The identities verb: it binds the user's authData, of which a user without any has none.
       const outcome = await this.store.identities.insertUser(caller.appId, user, { passwordHash, session: session.seal });
       if (!outcome.ok && outcome.reason === 'taken' && outcome.field === 'objectId' && attempt === 0) continue;
+      // The user is inserted with its identities and session in one statement of their own: its relations are added after.
+      if (outcome.ok && draft.relations.length > 0) {
+        const added = await this.store.relations.change({ appId: caller.appId, className: '_User', objectId }, draft.relations);
+        if (!added.ok) fail('invalidRelation');
+      }
       if (outcome.ok && emailNeedsVerifying(outcome.object, draft.settings)) this.onEmailToVerify?.(caller.app, outcome.object);
       return { outcome, user, sessionToken: session.token, usernameDefaulted: draft.usernameDefaulted };
+    }
+  }
+
+  /** A relation op on a field known as a relation to another class is refused before the user is inserted, as a create's. */
+  private async checkRelations(appId: string, changes: readonly RelationChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const known = await this.store.relations.keysOf(appId, '_User');
+    for (const change of changes) {
+      if (Object.hasOwn(known, change.key) && known[change.key] !== change.targetClass) fail('invalidRelation');
     }
   }
 
