@@ -301,6 +301,14 @@ describe('users', () => {
     assert.deepEqual(fresh.body.favourites, descriptor(target));
     const taken = await server.master.get('/1.1/users', { query: { where: { username: `rel${classSeq}x` }, count: 1, limit: 0 } });
     assert.deepEqual(taken.body, { results: [], count: 0 }, 'a refused sign-up leaves no user');
+    const login = await server.client.post('/1.1/login', { username: `rel${classSeq}`, password: 'pw' });
+    assert.equal(login.status, 200, login.text);
+    assert.deepEqual(login.body.favourites, descriptor(target));
+    const mine = await server.client.get('/1.1/users/me', { headers: { 'X-LC-Session': login.body.sessionToken } });
+    assert.deepEqual([mine.status, mine.body.favourites], [200, descriptor(target)]);
+    // A user who never wrote the field reads it as its descriptor too, as every object of the class.
+    const other = await me.client.get('/1.1/users/me');
+    assert.deepEqual(other.body.favourites, descriptor(target));
   });
 });
 

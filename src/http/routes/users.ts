@@ -1,3 +1,4 @@
+import type { StoredObject } from '../../objects/types.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
 import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
@@ -93,17 +94,19 @@ export function userClassHandlers(accounts: AccountService, objects: ObjectServi
 export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService; objects: ObjectService }): void {
   const { accounts, objects } = options;
   const users = userHandlers(accounts, objects);
+  // The user as every read of it answers: its relation fields as their descriptors.
+  const describedUser = async (appId: string, user: StoredObject) => (await objects.describe(appId, [user]))[0];
 
   app.post('/1.1/users', (request, reply) => users.create(request, reply));
   app.get('/1.1/users', (request) => users.find(request));
   app.post('/1.1/login', async (request) => {
     const { user, sessionToken } = await accounts.login(request.ctx, request.body);
-    return toSessionWire(user, sessionToken);
+    return toSessionWire(await describedUser(request.ctx.appId, user), sessionToken);
   });
   app.get('/1.1/users/me', async (request) => {
     const { user, sessionToken } = await accounts.me(request.ctx);
     const include = parseInclude(param(queryOf(request), 'include'));
-    if (include === null) return toSessionWire(user, sessionToken);
+    if (include === null) return toSessionWire(await describedUser(request.ctx.appId, user), sessionToken);
     // The user reads itself: its includes expanded as any read's, then its token as toSessionWire adds it.
     return { ...(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false })), sessionToken };
   });
