@@ -223,6 +223,21 @@ describe('$select and $dontSelect', () => {
     assert.deepEqual(await names('SqAuthor', { createdAt: { $select: own } }), ['boris']);
   });
 
+  test('an array field matches when it holds one of the values, pointers included', async () => {
+    await seed('SqFan', [
+      { name: 'f1', cities: ['Rome', 'Berlin'] },
+      { name: 'f2', cities: ['Rome'] },
+      { name: 'f3', likes: [pointer('SqPost', 'p3'), pointer('SqPost', 'p2')] },
+    ]);
+    const berlin = { query: { className: 'SqAuthor', where: { name: 'boris' } }, key: 'city' };
+    assert.deepEqual(await names('SqFan', { cities: { $select: berlin } }), ['f1']);
+    assert.deepEqual(await names('SqFan', { cities: { $dontSelect: berlin } }), ['f2', 'f3']);
+    const likedByAnn = { query: { className: 'SqLike', where: { by: 'ann' } }, key: 'post' };
+    assert.deepEqual(await names('SqFan', { likes: { $select: likedByAnn } }), ['f3']);
+    const likedByBob = { query: { className: 'SqLike', where: { by: 'bob' } }, key: 'post' };
+    assert.deepEqual(await names('SqFan', { likes: { $select: likedByBob } }), []);
+  });
+
   test('limit applies inside $select too, and it nests with $inQuery', async () => {
     const first = { query: { className: 'SqAuthor', where: {}, order: 'name', limit: 1 }, key: 'city' };
     assert.deepEqual(await names('SqPerson', { hometown: { $select: first } }), ['ann']);

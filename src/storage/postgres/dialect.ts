@@ -177,6 +177,12 @@ export const postgresDialect: SqlDialect = {
     return sql`coalesce(${value} IN (${values}), false)`;
   },
 
+  jsonValueIn(path: string[], values: Sql): Sql {
+    const x = field(path);
+    return sql`coalesce(${x} IN (${values}) OR (jsonb_typeof(${x}) = 'array'
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(${x}) e(v) WHERE e.v IN (${values}))), false)`;
+  },
+
   readableBy(readers: readonly string[], roles: Sql | null): Sql {
     const direct = sql`o.readers && ${sql.val([...readers])}::text[]`;
     // ARRAY(roles) is an InitPlan: run once a statement, and only when a row reaches it.

@@ -95,6 +95,8 @@ export interface SqlDialect {
   timeAsValue(ms: Sql): Sql;
   /** The value (of jsonValue) is one of `values` (a one-column query of them); never NULL. */
   valueIn(value: Sql, values: Sql): Sql;
+  /** The field (jsonValue) is one of `values` or, being an array, holds one of them ($select); never NULL. */
+  jsonValueIn(path: string[], values: Sql): Sql;
   /**
    * The row's readers column shares a principal with the list or, `roles` given, with what that query
    * selects (`SELECT principal`, the roles of the users in the list: src/storage/sql/roles.ts), which the

@@ -86,13 +86,14 @@ function subqueryValues(scope: WhereScope, query: SubQuery, value: Sql): Sql {
 }
 
 /**
- * A field as $select compares it: objectId and the times from their columns (a time as the Date value a
- * date field holds, so createdAt selects against a date field too), every other field from the data.
+ * A field $select reads from its column: objectId, and the times as the Date value a date field holds (so
+ * createdAt selects against a date field too); null for a field of the data.
  */
-function selectValue(dialect: SqlDialect, path: string[]): Sql {
-  if (path.length === 1 && path[0] === 'objectId') return dialect.textAsValue(sql`o.id`);
-  const time = path.length === 1 ? timeColumns[path[0]] : undefined;
-  return time ? dialect.timeAsValue(sql.ref(`o.${time}`)) : dialect.jsonValue(path);
+function selectColumn(dialect: SqlDialect, path: string[]): Sql | null {
+  if (path.length !== 1) return null;
+  if (path[0] === 'objectId') return dialect.textAsValue(sql`o.id`);
+  const time = timeColumns[path[0]];
+  return time ? dialect.timeAsValue(sql.ref(`o.${time}`)) : null;
 }
 
 export function compileWhere(scope: WhereScope, where: Where): Sql {
@@ -114,8 +115,9 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
       case 'inQuery':
         return dialect.pointerIn(node.path, node.query.className, subqueryValues(scope, node.query, sql`o.id`), scope);
       case 'select': {
-        const values = subqueryValues(scope, node.query, selectValue(dialect, node.key));
-        return dialect.valueIn(selectValue(dialect, node.path), values);
+        const values = subqueryValues(scope, node.query, selectColumn(dialect, node.key) ?? dialect.jsonValue(node.key));
+        const column = selectColumn(dialect, node.path);
+        return column ? dialect.valueIn(column, values) : dialect.jsonValueIn(node.path, values);
       }
       default:
         return compileLeaf(node);

@@ -227,6 +227,13 @@ export const sqliteDialect: SqlDialect = {
     return sql`coalesce(${value} IN (${values}), 0)`;
   },
 
+  jsonValueIn(path: string[], values: Sql): Sql {
+    const p = pathLiteral(path);
+    // An element as jsonValue gives a field: its JSON text, read by its full path.
+    return sql`coalesce((o.data -> ${p}) IN (${values}) OR (json_type(o.data, ${p}) = 'array'
+      AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE (o.data -> e.fullkey) IN (${values}))), 0)`;
+  },
+
   readableBy(readers: readonly string[], roles: Sql | null): Sql {
     // A string search in the readers' JSON array text, no JSON parse (readerNeedle).
     const direct = sql.join(readers.map((r) => sql`instr(o.readers, ${readerNeedle(r)}) > 0`), sql` OR `);
