@@ -264,7 +264,16 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
     if ((request.log as Partial<Logger>).isLevelEnabled?.('info') !== false) {
       request.log.info(
-        { method: request.method, url: safeUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        {
+          // The route pattern (not the URL) groups lines; app and code are absent where unknown.
+          app: request.ctx?.appId,
+          method: request.method,
+          route: request.routeOptions.url ?? 'unmatched',
+          url: safeUrl(request.url),
+          status: reply.statusCode,
+          code: request.answerCode,
+          ms: Math.round(reply.elapsedTime),
+        },
         'request',
       );
     }
@@ -272,7 +281,13 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   registerOpenApiRoutes(app, { routes, version });
-  registerHealthRoutes(app, { store });
+  // Ready answers 503 from the moment the node begins to close, so a balancer polling it stops sending first.
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  registerHealthRoutes(app, { store, version, checks: { redis: redisPauses?.ping, draining: () => draining } });
   // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
   registerDateRoute(app, { clock });
   registerMetricsRoutes(app, { metrics, token: config.metricsToken });

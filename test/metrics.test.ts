@@ -97,3 +97,18 @@ test('request series count every request across batches and scrapes', async () =
     seen = now;
   }
 });
+
+// Without METRICS_TOKEN /metrics answers a scraper on the node's host, never one behind a proxy.
+test('without METRICS_TOKEN /metrics answers a loopback scraper only, and never through a proxy', async () => {
+  const open = await startServer();
+  try {
+    assert.equal((await fetch(`${open.url}/metrics`)).status, 200);
+    for (const header of ['x-forwarded-for', 'x-real-ip', 'forwarded']) {
+      const proxied = await fetch(`${open.url}/metrics`, { headers: { [header]: '203.0.113.9' } });
+      assert.equal(proxied.status, 401);
+      assert.deepEqual(await proxied.json(), { code: 401, error: 'Unauthorized.' });
+    }
+  } finally {
+    await open.close();
+  }
+});

@@ -35,3 +35,24 @@ test('one line per request: its own request id, method, path without the query, 
   }
   assert.equal(new Set(lines.map((line) => line.reqId)).size, 3);
 });
+
+// Lines group by route pattern and application, and carry the catalogue code of an error answer.
+test('a line names the app, the route pattern, the status, the catalogue code and the duration, never a key', async () => {
+  const before = requestLines().length;
+  const created = await server.client.post('/1.1/classes/Post', { title: 'patterned' });
+  await server.client.get('/1.1/classes/Post', { query: { where: '{not json' } });
+  await server.client.get('/1.1/nowhere');
+  const lines = requestLines().slice(before);
+  assert.deepEqual(
+    lines.map(({ app, route, status, code }) => ({ app, route, status, code })),
+    [
+      { app: server.appId, route: '/1.1/classes/:className', status: 201, code: undefined },
+      { app: server.appId, route: '/1.1/classes/:className', status: 400, code: 107 },
+      { app: undefined, route: 'unmatched', status: 404, code: 404 },
+    ],
+  );
+  assert.ok(created.body.objectId);
+  for (const line of lines) assert.equal(typeof line.ms, 'number');
+  const written = server.logs.join('\n');
+  for (const secret of [server.appKey, server.masterKey]) assert.ok(!written.includes(secret));
+});

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors.ts';
 import { isStatementTimeout, storeFault, type StoreFault } from '../storage/busy.ts';
 import { routeNotSupported } from './unsupported.ts';
@@ -8,6 +8,20 @@ const faultMessages: Record<StoreFault, string> = {
   busy: 'The database is busy. Try again in a moment.',
   unreachable: 'The database is unavailable. Try again in a moment.',
 };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The catalogue code this request was answered with, for its log line (set where errors are sent). */
+    answerCode?: number;
+  }
+}
+
+/** Sends `error` as {code, error} and notes its code for the request's log line. */
+function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  const body = error.toBody();
+  request.answerCode = body.code;
+  return reply.status(error.status).send(body);
+}
 
 /** Maps framework errors (parsing, limits, media type) to the catalogue. */
 function fromFramework(error: FastifyError): ApiError | null {
@@ -36,15 +50,14 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof ApiError ? error : fromFramework(error);
     if (known) {
-      reply.status(known.status).send(known.toBody());
+      sendError(request, reply, known);
       return;
     }
     if (isStatementTimeout(error)) {
       // STATEMENT_TIMEOUT_MS cut the statement (its transaction rolled back whole); sent again, it
       // would be cut again, so no Retry-After.
       request.log.warn('statement timeout');
-      const timeout = new ApiError('queryTimeout');
-      reply.status(timeout.status).send(timeout.toBody());
+      sendError(request, reply, new ApiError('queryTimeout'));
       return;
     }
     const fault = storeFault(error);
@@ -52,15 +65,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       // The statement or its transaction failed whole (a commit whose answer was lost is the one
       // exception any database has): the client may retry.
       request.log.warn({ code: (error as { code?: string }).code }, fault === 'busy' ? 'database busy' : 'database unreachable');
-      const unavailable = new ApiError('unavailable', faultMessages[fault]);
-      reply.status(unavailable.status).header('retry-after', '1').send(unavailable.toBody());
+      sendError(request, reply.header('retry-after', '1'), new ApiError('unavailable', faultMessages[fault]));
       return;
     }
     request.log.error({ err: error }, 'unexpected error');
+    request.answerCode = 1;
     reply.status(500).send({ code: 1, error: 'Internal server error.' });
   });
   app.setNotFoundHandler((request, reply) => {
-    const error = routeNotSupported(request.method, request.url);
-    reply.status(error.status).send(error.toBody());
+    sendError(request, reply, routeNotSupported(request.method, request.url));
   });
 }

@@ -139,19 +139,33 @@ export class PrometheusMetrics implements Metrics {
   }
 }
 
+const loopback = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
 /**
- * GET /metrics in the Prometheus text format, without application keys. With METRICS_TOKEN
- * set it needs `Authorization: Bearer <token>`; either way keep it off the public proxy.
+ * Without METRICS_TOKEN, a scraper on the node's own host only: the socket's peer is a loopback
+ * address (the socket's, not X-Forwarded-For's) and the request names no forwarding header, since
+ * a reverse proxy on the same host would otherwise open it to the world.
+ */
+function localScrape(request: FastifyRequest): boolean {
+  const { headers } = request;
+  if (headers['x-forwarded-for'] !== undefined || headers['x-real-ip'] !== undefined || headers.forwarded !== undefined) return false;
+  return loopback.has(request.socket.remoteAddress ?? '');
+}
+
+/**
+ * GET /metrics in the Prometheus text format, without application keys. With METRICS_TOKEN set
+ * it needs `Authorization: Bearer <token>`; without, it answers only a scraper on the same host.
  */
 export function registerMetricsRoutes(app: FastifyInstance, options: { metrics: PrometheusMetrics; token: string | null }): void {
   app.addHook('onResponse', options.metrics.observe);
   app.get('/metrics', async (request, reply) => {
-    if (options.token !== null) {
-      const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
-      if (!safeEqual(given, options.token)) {
-        reply.status(401);
-        return { code: 401, error: 'Unauthorized.' };
-      }
+    const allowed =
+      options.token === null
+        ? localScrape(request)
+        : safeEqual(/^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '', options.token);
+    if (!allowed) {
+      reply.status(401);
+      return { code: 401, error: 'Unauthorized.' };
     }
     reply.type(options.metrics.registry.contentType);
     return options.metrics.registry.metrics();

@@ -47,13 +47,18 @@ export class RedisQuotaPauses implements QuotaPauses {
 /** RedisQuotaPauses on a connection of their own to `url`; `close` quits it. */
 export function connectQuotaPauses(options: { url: string; clock: { now(): number }; logger: Logger }): {
   pauses: QuotaPauses;
+  /** Resolves when Redis answers a PING (the readiness check). */
+  ping(): Promise<unknown>;
   close(): Promise<void>;
 } {
   const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
   redis.on('error', (error) => options.logger.warn({ err: error.message }, 'quota pauses: redis error'));
   return {
     pauses: new RedisQuotaPauses(redis, options.clock),
+    ping: () => redis.ping(),
     async close() {
+      // QUIT waits for a connection that may never come back: with Redis away, stopping would hang.
+      if (redis.status !== 'ready') return redis.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

@@ -1,0 +1,43 @@
+// /health/live, /health/ready and the older /health (src/http/routes/health.ts), on either store.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startServer, type TestServer } from './helpers/harness.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const servers: TestServer[] = [];
+after(async () => {
+  for (const server of servers) await server.close();
+});
+
+async function start(env: Record<string, string> = {}): Promise<TestServer> {
+  const server = await startServer({ env });
+  servers.push(server);
+  return server;
+}
+
+async function get(server: TestServer, path: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${server.url}${path}`);
+  return { status: response.status, body: await response.json() };
+}
+
+test('live answers with the version; ready checks the database; /health still answers', async () => {
+  const server = await start();
+  assert.deepEqual(await get(server, '/health/live'), { status: 200, body: { status: 'ok', version } });
+  assert.deepEqual(await get(server, '/health/ready'), { status: 200, body: { status: 'ok', database: 'ok' } });
+  assert.deepEqual(await get(server, '/health'), { status: 200, body: { status: 'ok', store: server.store.kind } });
+});
+
+test('ready checks Redis when REDIS_URL is set', async () => {
+  const server = await start({ REDIS_URL: 'redis://127.0.0.1:6379' });
+  assert.deepEqual(await get(server, '/health/ready'), { status: 200, body: { status: 'ok', database: 'ok', redis: 'ok' } });
+});
+
+test('ready answers 503 naming the database when the store is closed', async () => {
+  const server = await start();
+  await server.store.close();
+  assert.deepEqual(await get(server, '/health/ready'), {
+    status: 503,
+    body: { status: 'unavailable', failing: ['database'], database: 'unavailable' },
+  });
+});
