@@ -58,10 +58,16 @@ function upload(url: string, keys: AppKeys, path: string, size: number): Promise
   });
 }
 
-async function download(url: string, path: string): Promise<void> {
-  const response = await fetch(url);
-  if (!response.ok || !response.body) throw new Error(`GET ${url}: ${response.status}`);
-  await pipeline(response.body, createWriteStream(path));
+/** GETs a file's URL into `path` with node:http, as the upload sends (fetch's web streams would measure the client). */
+function download(url: string, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`GET ${url}: ${res.statusCode}`));
+      pipeline(res, createWriteStream(path)).then(resolve, reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** The process's resident memory in bytes (Linux /proc). */

@@ -115,7 +115,7 @@ function report(s: {
   const rows = s.fanout.map((r, i) => `| ${i + 1} | ${r.routedMs.toLocaleString('en')} | ${r.deliveredMs.toLocaleString('en')} | ${r.roostCpuS.toFixed(1)} | ${r.postgresCpuS.toFixed(1)} |`).join('\n');
   return `## LeanCloud's push connection (issue 19): connections, fan-out, reconnect storm, PostgreSQL
 
-Run ${new Date().toISOString().slice(0, 20)}Z on ${machine()}.
+Run ${new Date().toISOString().slice(0, 19)}Z on ${machine()}.
 One Roost process holds ${connected.toLocaleString('en')} LeanCloud-protocol connections made by ${simulators} \`roost devices simulate --protocol lc\` processes on the same cores; ${installations.toLocaleString('en')} installations on channel \`bench\`.
 
 | push | routed ms | every connected device ms | CPU s Roost | CPU s PostgreSQL |

@@ -31,6 +31,12 @@ export function measuring(maxBytes: number): Transform & { counted: number; md5(
  * `<public URL>/files/<key>` (src/http/routes/file-serving.ts). Bytes are written to `.partial/` and
  * renamed into place once complete, so a reader or a crash never sees half a file.
  */
+/**
+ * Bytes buffered per read and write of a file on disk: the fs defaults (64 KiB reads, 16 KiB writes) cost a
+ * 100 MiB download 1,600 reads and socket writes and held it to 27% of a plain copy (63% at 1 MiB).
+ */
+export const diskChunkBytes = 1024 * 1024;
+
 export class LocalDiskBackend implements FileBackend {
   readonly provider = 'local';
   readonly bucket = null;
@@ -50,7 +56,7 @@ export class LocalDiskBackend implements FileBackend {
     await mkdir(dirname(partial), { recursive: true });
     const meter = measuring(options.maxBytes);
     try {
-      await pipeline(body, meter, createWriteStream(partial, { flags: 'wx' }));
+      await pipeline(body, meter, createWriteStream(partial, { flags: 'wx', highWaterMark: diskChunkBytes }));
       await mkdir(dirname(target), { recursive: true });
       await rename(partial, target);
     } catch (error) {
@@ -72,7 +78,7 @@ export class LocalDiskBackend implements FileBackend {
 
   async get(key: string, range?: ByteRange): Promise<Readable | null> {
     if ((await this.head(key)) === null) return null;
-    return createReadStream(this.path(key), range ? { start: range.start, end: range.end } : {});
+    return createReadStream(this.path(key), range ? { start: range.start, end: range.end, highWaterMark: diskChunkBytes } : { highWaterMark: diskChunkBytes });
   }
 
   async delete(key: string): Promise<void> {

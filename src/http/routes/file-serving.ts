@@ -4,7 +4,7 @@ import { thumbnailSpec } from '../../files/thumbnails.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
-import { maxThumbnailsPerFile, type LocalDiskBackend } from '../../files/local-disk.ts';
+import { diskChunkBytes, maxThumbnailsPerFile, type LocalDiskBackend } from '../../files/local-disk.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
 
 function refuse(reply: FastifyReply, message: string): FastifyReply {
@@ -82,6 +82,7 @@ export async function registerFileServing(
         cacheControl: false,
         etag: true,
         lastModified: true,
+        highWaterMark: diskChunkBytes,
       });
       if (sent.type === 'error' || sent.type === 'directory') return notFound(reply);
       reply.status(sent.statusCode).headers(sent.headers);
