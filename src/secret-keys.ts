@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from './config.ts';
 import { newSecretKeyText, processSecretBox, SecretBox, SecretKeyError } from './lib/secret-box.ts';
@@ -34,12 +35,18 @@ export function loadSecretKeys(config: KeyConfig): { box: SecretBox; source: Sec
   let created = false;
   if (!config.secretKeyFile && !existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true });
-    // 'wx': of processes starting together, one writes the file; the others read it.
+    // Of processes starting together, one publishes its key and the others read it. The key is written whole
+    // to a file of its own, then linked into place (link never replaces a file): a plain 'wx' write let another
+    // process read the file between its creation and its content, and stop on an empty key (seen in CI).
+    const own = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(own, newSecretKeyText() + '\n', { mode: 0o600, flag: 'wx' });
     try {
-      writeFileSync(path, newSecretKeyText() + '\n', { mode: 0o600, flag: 'wx' });
+      linkSync(own, path);
       created = true;
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(own, { force: true });
     }
   }
   let text: string;
