@@ -83,7 +83,7 @@ else
 fi
 ln -s "$roost_dir/node_modules" "$work/roost/node_modules"
 echo "sdk-suite: building Roost $commit" >&2
-(cd "$work/roost" && node node_modules/typescript/bin/tsc -p tsconfig.build.json) >&2 || fail "build failed"
+(cd "$work/roost" && npm run --silent build) >&2 || fail "build failed"
 
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
 export DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn
