@@ -69,13 +69,13 @@ export interface PageSession {
 
 export type Section = 'apps' | 'operators' | 'audit';
 
-const h = escapeHtml;
+export const h = escapeHtml;
 
-function csrfField(session: PageSession): string {
+export function csrfField(session: PageSession): string {
   return `<input type="hidden" name="_csrf" value="${h(session.csrf)}">`;
 }
 
-function banner(session: PageSession, section: Section): string {
+export function banner(session: PageSession, section: Section): string {
   const link = (to: Section, text: string) =>
     `<a href="/console/${to}"${to === section ? ' aria-current="page"' : ''}>${text}</a>`;
   return `<header>
@@ -87,7 +87,7 @@ function banner(session: PageSession, section: Section): string {
 </header>`;
 }
 
-function document(title: string, header: string, main: string, mainClass = ''): string {
+export function document(title: string, header: string, main: string, mainClass = ''): string {
   return `${htmlHead(`${title} – Roost console`, style)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -109,7 +109,7 @@ export function consoleHeaders(reply: FastifyReply): FastifyReply {
     .header('X-Frame-Options', 'DENY');
 }
 
-function send(reply: FastifyReply, status: number, html: string): FastifyReply {
+export function send(reply: FastifyReply, status: number, html: string): FastifyReply {
   return consoleHeaders(reply).status(status).header('Content-Security-Policy', contentSecurityPolicy).type('text/html; charset=utf-8').send(html);
 }
 
@@ -131,7 +131,7 @@ ${error}<form method="post" action="/console/sign-in">
   return send(reply, status, document('Sign in', '', main, 'narrow'));
 }
 
-function date(ms: number): string {
+export function date(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
 

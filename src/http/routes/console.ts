@@ -3,26 +3,13 @@ import type { AppRegistry } from '../../apps/registry.ts';
 import type { Operator, OperatorService } from '../../console/operators.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage, type PageSession } from '../console/pages.ts';
+import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage } from '../console/pages.ts';
+import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
 /** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
 const cookieName = 'roost_console';
 const maxNameLength = 100;
 
-interface ConsoleSession extends PageSession {
-  token: string;
-}
-
-/** What a route needs: no session (sign-in), any operator (reads, sign-out), or an admin (every other change). */
-type Access = 'public' | 'operator' | 'admin';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    console?: Access;
-  }
-}
-
-const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
 const changes = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function cookieToken(request: FastifyRequest): string | undefined {
@@ -50,34 +37,11 @@ function sameOrigin(request: FastifyRequest): boolean {
   return site === undefined || site === 'same-origin' || site === 'none';
 }
 
-function isApi(request: FastifyRequest): boolean {
-  return request.url.startsWith('/console/api/');
-}
-
-/**
- * A page answers a browser (it asks for HTML, or posts a form); anything else, and every /console/api
- * request, gets the API's {code, error}, as the mail pages do.
- */
-function wantsHtml(request: FastifyRequest): boolean {
-  if (isApi(request)) return false;
-  return (request.headers.accept ?? '').includes('text/html') || (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-}
-
-function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  if (!wantsHtml(request)) return consoleHeaders(reply).status(error.status).send(error.toBody());
-  return messagePage(reply, error.status, error.status === 401 ? 'Sign in needed' : 'Not allowed', error.message);
-}
-
 function csrfOf(request: FastifyRequest): string {
   const header = request.headers['x-csrf-token'];
   if (typeof header === 'string') return header;
   const body = request.body as { _csrf?: unknown } | undefined;
   return typeof body?._csrf === 'string' ? body._csrf : '';
-}
-
-function field(body: unknown, name: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
 }
 
 function operatorView(operator: Operator) {
@@ -111,23 +75,21 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
         if (!isApi(request) && request.method === 'GET') return consoleHeaders(reply).redirect('/console/sign-in', 303);
         return refuse(request, reply, new ApiError('unauthorized', 'Sign in to the console first.'));
       }
-      sessions.set(request, { operator, token, csrf: operators.csrfToken(token) });
+      setSession(request, { operator, token, csrf: operators.csrfToken(token) });
     });
 
     // After the body is read: a form carries its CSRF token as a field.
     scope.addHook('preHandler', async (request, reply) => {
-      const session = sessions.get(request);
-      if (!session || !changes.has(request.method)) return;
-      if (!safeEqual(csrfOf(request), session.csrf)) {
+      const current = sessionOf(request);
+      if (!current || !changes.has(request.method)) return;
+      if (!safeEqual(csrfOf(request), current.csrf)) {
         return refuse(request, reply, new ApiError('forbidden', 'The CSRF token is missing or wrong: reload the page.'));
       }
-      if ((request.routeOptions.config.console ?? 'admin') === 'admin' && session.operator.role !== 'admin') {
+      if ((request.routeOptions.config.console ?? 'admin') === 'admin' && current.operator.role !== 'admin') {
         return refuse(request, reply, new ApiError('forbidden', 'A viewer cannot change anything.'));
       }
     });
 
-    const session = (request: FastifyRequest) => sessions.get(request)!;
-    const operatorOnly = { config: { console: 'operator' as const } };
     const open = { config: { console: 'public' as const } };
 
     const signIn = async (request: FastifyRequest, reply: FastifyReply) => {
