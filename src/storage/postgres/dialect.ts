@@ -6,6 +6,7 @@ import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.
 import { comparisonOperators } from '../sql/where.ts';
 import { encodeImportBatch } from './import-batch.ts';
 import { postgresRegex } from './regex.ts';
+import { preparedShape } from './prepared.ts';
 
 /**
  * The field with its path as a quoted SQL literal, not a bound parameter: the planner matches an index
@@ -227,6 +228,7 @@ export const postgresDialect: SqlDialect = {
   importBatch: encodeImportBatch,
   boundClass: (className: string) => sql`${className}`,
   afterAnalyze: [],
+  reusedShape: preparedShape,
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };

@@ -193,7 +193,7 @@ export class SqlStore implements Store {
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
-    const page = async (q: FindQuery) => (await sql<SelectedRow>`${findStatement(scope, objectSelect, q)}`.execute(this.db)).rows;
+    const page = async (q: FindQuery) => (await sql<SelectedRow>`${this.dialect.reusedShape(findStatement(scope, objectSelect, q))}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
       // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):

@@ -282,6 +282,7 @@ export const sqliteDialect: SqlDialect = {
   // ANALYZE's value samples (sqlite_stat4) tie every plan with a bound app or class to their values, so each
   // run re-plans; sqlite_stat1's counts stay, and ANALYZE sqlite_schema reloads them.
   afterAnalyze: [sql`DELETE FROM sqlite_stat4`, sql`ANALYZE sqlite_schema`],
+  reusedShape: (statement: Sql) => statement,
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; message?: string };
