@@ -51,11 +51,13 @@ test('requests, latencies, logins and lockouts', async () => {
   assert.equal(value(text, 'roost_logins_total{outcome="failure"}'), 7);
   assert.equal(value(text, 'roost_logins_total{outcome="locked"}'), 1);
   assert.equal(value(text, 'roost_lockouts_total'), 1);
-  assert.equal(value(text, 'roost_http_requests_total{method="POST",route="/1.1/login",status="200"}'), 1);
-  assert.equal(value(text, 'roost_http_requests_total{method="POST",route="/1.1/login",status="400"}'), 8);
-  assert.equal(value(text, 'roost_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
-  assert.equal(value(text, 'roost_http_request_duration_seconds_count{method="POST",route="/1.1/login"}'), 9);
-  assert.match(text, /roost_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/1\.1\/login"\} \d+/);
+  const app = server.appId;
+  assert.equal(value(text, `roost_http_requests_total{app="${app}",method="POST",route="/1.1/login",status="200",code="none"}`), 1);
+  assert.equal(value(text, `roost_http_requests_total{app="${app}",method="POST",route="/1.1/login",status="400",code="210"}`), 7);
+  assert.equal(value(text, `roost_http_requests_total{app="${app}",method="POST",route="/1.1/login",status="400",code="219"}`), 1);
+  assert.equal(value(text, 'roost_http_requests_total{app="none",method="GET",route="unmatched",status="404",code="404"}'), 1);
+  assert.equal(value(text, `roost_http_request_duration_seconds_count{app="${app}",method="POST",route="/1.1/login"}`), 9);
+  assert.match(text, new RegExp(`roost_http_request_duration_seconds_bucket\\{le="0\\.005",app="${app}",method="POST",route="/1\\.1/login"\\} \\d+`));
   // Default process series are there too.
   assert.match(text, /^process_cpu_seconds_total \d/m);
 });
@@ -85,9 +87,9 @@ test('push queue depth and devices sent per route', async () => {
 // (src/http/routes/metrics.ts): every request is counted once, whether its batch was full or not.
 test('request series count every request across batches and scrapes', async () => {
   const series = (text: string) => ({
-    requests: value(text, 'roost_http_requests_total{method="GET",route="/health",status="200"}'),
-    durations: value(text, 'roost_http_request_duration_seconds_count{method="GET",route="/health"}'),
-    slowest: value(text, 'roost_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/health"}'),
+    requests: value(text, 'roost_http_requests_total{app="none",method="GET",route="/health",status="200",code="none"}'),
+    durations: value(text, 'roost_http_request_duration_seconds_count{app="none",method="GET",route="/health"}'),
+    slowest: value(text, 'roost_http_request_duration_seconds_bucket{le="+Inf",app="none",method="GET",route="/health"}'),
   });
   let seen = series(await scrape());
   for (const batch of [300, 1, 256]) {
@@ -95,6 +97,51 @@ test('request series count every request across batches and scrapes', async () =
     const now = series(await scrape());
     assert.deepEqual(now, { requests: seen.requests + batch, durations: seen.durations + batch, slowest: seen.slowest + batch });
     seen = now;
+  }
+});
+
+// Labels stay bounded: ids never become label values (route patterns, not URLs), an unknown app or
+// a wrong key counts as app="none", every path the router does not know as route="unmatched" (app
+// "none" too: the router answers before keys are read).
+test('request series by app, route pattern, method, status and code, exactly', async () => {
+  const fresh = await startServer({ env: { METRICS_TOKEN: 'scrape-token-123' } });
+  try {
+    const app = fresh.appId;
+    const created = await fresh.client.post('/1.1/classes/Thing', { n: 1 });
+    assert.equal(created.status, 201);
+    assert.equal((await fresh.client.get(`/1.1/classes/Thing/${created.body.objectId}`)).status, 200);
+    // A missing class answers 404 code 101 (a missing object in an existing class is 200 {}).
+    for (const id of ['000000000000000000000001', '000000000000000000000002']) {
+      assert.equal((await fresh.client.get(`/1.1/classes/Nothing/${id}`)).body.code, 101);
+    }
+    for (const appId of ['no-such-app-1', 'no-such-app-2']) {
+      const unknown = await fetch(`${fresh.url}/1.1/classes/Thing`, { headers: { 'X-LC-Id': appId, 'X-LC-Key': 'k' } });
+      assert.equal(unknown.status, 401);
+    }
+    const wrongKey = await fetch(`${fresh.url}/1.1/classes/Thing`, { headers: { 'X-LC-Id': app, 'X-LC-Key': 'wrong' } });
+    assert.equal(wrongKey.status, 401);
+    for (const path of ['/1.1/nothing/here', '/1.1/nothing/else']) assert.equal((await fresh.client.get(path)).status, 404);
+
+    const response = await fetch(`${fresh.url}/metrics`, { headers: { authorization: 'Bearer scrape-token-123' } });
+    const text = await response.text();
+    const requests = text.split('\n').filter((line) => line.startsWith('roost_http_requests_total{')).sort();
+    assert.deepEqual(requests, [
+      `roost_http_requests_total{app="${app}",method="GET",route="/1.1/classes/:className/:objectId",status="200",code="none"} 1`,
+      `roost_http_requests_total{app="${app}",method="GET",route="/1.1/classes/:className/:objectId",status="404",code="101"} 2`,
+      `roost_http_requests_total{app="${app}",method="POST",route="/1.1/classes/:className",status="201",code="none"} 1`,
+      'roost_http_requests_total{app="none",method="GET",route="/1.1/classes/:className",status="401",code="401"} 3',
+      // The router's 404 answers before the keys are checked: no app.
+      'roost_http_requests_total{app="none",method="GET",route="unmatched",status="404",code="404"} 2',
+    ]);
+    const durations = text.split('\n').filter((line) => line.startsWith('roost_http_request_duration_seconds_count{')).sort();
+    assert.deepEqual(durations, [
+      `roost_http_request_duration_seconds_count{app="${app}",method="GET",route="/1.1/classes/:className/:objectId"} 3`,
+      `roost_http_request_duration_seconds_count{app="${app}",method="POST",route="/1.1/classes/:className"} 1`,
+      'roost_http_request_duration_seconds_count{app="none",method="GET",route="/1.1/classes/:className"} 3',
+      'roost_http_request_duration_seconds_count{app="none",method="GET",route="unmatched"} 2',
+    ]);
+  } finally {
+    await fresh.close();
   }
 });
 

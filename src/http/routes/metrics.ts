@@ -5,10 +5,10 @@ import { safeEqual } from '../../lib/crypto.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { Store } from '../../storage/store.ts';
 
-/** One method, status and route pattern: the requests answered since they were handed to prom-client. */
+/** One app, method, route pattern, status and code: the requests answered since they were handed to prom-client. */
 interface Tally {
-  request: { method: string; route: string; status: string };
-  duration: { method: string; route: string };
+  request: { app: string; method: string; route: string; status: string; code: string };
+  duration: { app: string; method: string; route: string };
   /** Seconds each request took, in arrival order; the first `filled` are pending. */
   seconds: Float64Array;
   filled: number;
@@ -20,8 +20,8 @@ interface Tally {
  */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new client.Registry();
-  private readonly requests: client.Counter<'method' | 'route' | 'status'>;
-  private readonly durations: client.Histogram<'method' | 'route'>;
+  private readonly requests: client.Counter<'app' | 'method' | 'route' | 'status' | 'code'>;
+  private readonly durations: client.Histogram<'app' | 'method' | 'route'>;
   private readonly logins: client.Counter<'outcome'>;
   private readonly lockouts: client.Counter;
   private readonly pushes: client.Counter<'route' | 'status'>;
@@ -30,15 +30,15 @@ export class PrometheusMetrics implements Metrics {
     const registers = [this.registry];
     this.requests = new client.Counter({
       name: 'roost_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status code.',
-      labelNames: ['method', 'route', 'status'],
+      help: 'HTTP requests answered, by application (none when no known app was named), method, route pattern (unmatched for no route), HTTP status and catalogue code (none on success).',
+      labelNames: ['app', 'method', 'route', 'status', 'code'],
       registers,
       collect: () => this.handAll(),
     });
     this.durations = new client.Histogram({
       name: 'roost_http_request_duration_seconds',
-      help: 'Time from request to response, by method and route pattern.',
-      labelNames: ['method', 'route'],
+      help: 'Time from request to response, by application, method and route pattern.',
+      labelNames: ['app', 'method', 'route'],
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
       collect: () => this.handAll(),
@@ -102,24 +102,28 @@ export class PrometheusMetrics implements Metrics {
   private readonly tallies = new Map<string, Tally>();
 
   /**
-   * The onResponse hook: one count and one latency per request, labelled by route pattern. They are
+   * The onResponse hook: one count and one latency per request. Labels stay bounded: the app is one
+   * whose keys were proven (an unknown id or a wrong key is `none`, as is a keyless route), the route
+   * is the pattern (`/1.1/classes/:className/:objectId`, never an id; `unmatched` for every 404 of the
+   * router), the code is the catalogue's (`none` when the answer carried none). They are
    * tallied here and handed to prom-client in batches (full tally, or scrape): its per-call label
    * checks and hashing were ~4% of a get-by-id's CPU (bench/RESULTS.md, Objects). A callback hook: no
    * promise per request.
    */
   observe = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const tally = this.tallyFor(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    const tally = this.tallyFor(request.ctx?.appId ?? 'none', request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, request.answerCode);
     tally.seconds[tally.filled++] = reply.elapsedTime / 1000;
     if (tally.filled === tally.seconds.length) this.hand(tally);
     done();
   };
 
-  private tallyFor(method: string, route: string, status: number): Tally {
-    const key = `${method} ${status} ${route}`;
+  private tallyFor(app: string, method: string, route: string, status: number, answerCode: number | undefined): Tally {
+    const code = answerCode === undefined ? 'none' : String(answerCode);
+    const key = `${app} ${method} ${status} ${code} ${route}`;
     let tally = this.tallies.get(key);
     if (tally === undefined) {
       if (this.tallies.size >= 1000) this.handAll(true);
-      tally = { request: { method, route, status: String(status) }, duration: { method, route }, seconds: new Float64Array(256), filled: 0 };
+      tally = { request: { app, method, route, status: String(status), code }, duration: { app, method, route }, seconds: new Float64Array(256), filled: 0 };
       this.tallies.set(key, tally);
     }
     return tally;
