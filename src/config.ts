@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { S3Options } from './files/s3.ts';
 
@@ -40,6 +41,14 @@ export interface Config {
   pushPageSize: number;
   /** How long a routed page belongs to its worker before another node redelivers it. */
   pushLeaseMs: number;
+  /**
+   * TRUST_PROXY: whose X-Forwarded-For/-Proto/-Host are believed (request.ip, .protocol, .host), in
+   * Fastify's trustProxy terms: true (anyone), false (no one), or addresses, CIDR ranges and the names
+   * loopback, linklocal, uniquelocal. Default: loopback, a reverse proxy on the same host.
+   */
+  trustProxy: boolean | string[];
+  /** How long a stopping node waits for in-flight requests and push deliveries before it exits anyway. */
+  shutdownGraceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken: string | null;
   /** PostgreSQL: longest a request's statement may run (0: no limit); migrations and imports are exempt. */
@@ -87,6 +96,33 @@ function timeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     idleTimeoutMs: integer(env, 'IDLE_TIMEOUT_MS', 120_000, 100, 3_600_000),
   };
+}
+
+const proxyNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address or CIDR range as proxy-addr reads it (IPv4, IPv6, or IPv4 with a dotted netmask). */
+function isProxyAddress(entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  if (family === 4 && isIP(prefix) === 4) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = text(env, 'TRUST_PROXY') ?? 'loopback';
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  // Fastify 5 trusts nothing for a hop count (it cannot tell the proxy from a client sending as many hops).
+  if (/^\d+$/.test(raw)) throw new ConfigError('TRUST_PROXY takes the proxies\' addresses or ranges (e.g. loopback or 10.0.0.0/8), not a hop count');
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => !proxyNames.has(entry) && !isProxyAddress(entry));
+  if (wrong !== undefined) {
+    throw new ConfigError(`TRUST_PROXY must be true, false, or a comma-separated list of addresses, CIDR ranges and loopback/linklocal/uniquelocal; "${wrong}" is none of these`);
+  }
+  return entries;
 }
 
 function filesPublicUrl(env: Env): string | null {
@@ -160,6 +196,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: (publicUrl ?? `http://${host}:${port}`).replace(/\/+$/, ''),
     pushConnectionUrl,
     metricsToken: text(env, 'METRICS_TOKEN'),
+    trustProxy: trustProxy(env),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     // Without ROOST_SECRET the store keeps a generated one (see storage); null here means "ask the store".
     secret: secret ?? '',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -134,7 +134,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     keepAliveTimeout: config.keepAliveTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
     clientErrorHandler,
-    trustProxy: true,
+    // Forwarded headers count only from the proxies TRUST_PROXY names (loopback by default): from
+    // anyone else they would let a client choose its own address, scheme and host.
+    trustProxy: config.trustProxy,
     // A path segment may be as long as a request line: DELETE /1.1/classes/<C>/<id>,<id>,… names up to
     // 1,000 objects (classes.ts maxIdsPerDelete; inside /1.1/batch the path comes from the body). The
     // router's default, 100 characters, refused five ids.
@@ -267,6 +269,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
         {
           // The route pattern (not the URL) groups lines; app and code are absent where unknown.
           app: request.ctx?.appId,
+          // The client's address: the socket's, or X-Forwarded-For's when it came from a trusted proxy.
+          ip: request.ip,
           method: request.method,
           route: request.routeOptions.url ?? 'unmatched',
           url: safeUrl(request.url),
