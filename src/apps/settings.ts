@@ -209,7 +209,8 @@ function mask(value: string): string {
   return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
 }
 
-function isSecretVendorField(field: string): boolean {
+/** Whether a vendor credential field is a secret: masked to operators, sealed at rest, write-only in the console. */
+export function isSecretVendorField(field: string): boolean {
   return secretField.test(field) && !plainFields.has(field);
 }
 

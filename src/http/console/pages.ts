@@ -48,6 +48,27 @@ code{font:.9rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wr
 .muted{color:#57606a}
 dl.keys{display:grid;grid-template-columns:max-content 1fr;gap:.35rem 1rem;margin:0}
 dl.keys dt{font-weight:600}dl.keys dd{margin:0}
+h3{margin:1.25rem 0 .5rem;font-size:1rem}
+select,textarea{width:100%;padding:.55rem .6rem;font:inherit;color:inherit;border:1px solid #8c959f;border-radius:.375rem;background:#fff}
+textarea{font:.9rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+select:focus-visible,textarea:focus-visible,summary:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
+input:disabled,select:disabled,textarea:disabled{background:#f4f5f7;color:#57606a}
+.check{display:flex;gap:.6rem;align-items:flex-start;margin:.75rem 0}
+.check input{width:1.15rem;height:1.15rem;margin:.2rem 0 0;flex:none}
+.check label{margin:0;font-weight:600}
+.hint{display:block;font-weight:400;font-size:.9rem;color:#57606a;margin:.25rem 0 0}
+nav.tabs{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;margin:-.25rem 0 1rem;border-bottom:1px solid #d0d7de}
+nav.tabs a{padding:.35rem 0;text-decoration:none}
+nav.tabs a[aria-current=page]{font-weight:700;border-bottom:3px solid #1a56db;color:#1f2328}
+details{border-top:1px solid #d0d7de;padding:.6rem 0}
+summary{cursor:pointer;font-weight:600;color:#1a56db}
+button.secondary{background:#fff;color:#1f2328;border:1px solid #8c959f;width:auto;margin:0;padding:.35rem .8rem}
+button.secondary:hover{background:#f4f5f7}
+button.destructive{background:#cf222e}button.destructive:hover{background:#a40e26}
+.card.danger{border:1px solid #cf222e}
+.actions{display:flex;flex-wrap:wrap;gap:.75rem}.actions form{margin:0}.actions button{width:auto;margin:0}
+code.secret{display:inline-block;padding:.35rem .5rem;background:#fff;border:1px dashed #1a7f37;font-size:1rem}
+.qr{width:12rem;height:12rem;display:block;margin:.5rem 0 1rem}
 @media (max-width:40rem){
  header{padding:.75rem 1rem}
  main{margin-top:1rem;padding:0 .5rem}
@@ -137,7 +158,7 @@ export function date(ms: number): string {
 
 export function appsPage(reply: FastifyReply, session: PageSession, apps: AppRecord[], created?: AppKeys & { name: string }): FastifyReply {
   const rows = apps
-    .map((app) => `<tr><td data-label="Name">${h(app.name)}</td><td data-label="App ID"><code>${h(app.appId)}</code></td>` +
+    .map((app) => `<tr><td data-label="Name"><a href="/console/apps/${h(app.appId)}">${h(app.name)}</a></td><td data-label="App ID"><code>${h(app.appId)}</code></td>` +
       `<td data-label="Created">${date(app.createdAt)}</td></tr>`)
     .join('\n');
   const shown = created

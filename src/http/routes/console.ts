@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../../apps/registry.ts';
 import type { Operator, OperatorService } from '../../console/operators.ts';
 import { safeEqual } from '../../lib/crypto.ts';
+import type { Clock } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
+import { registerConsoleAppRoutes } from './console-apps.ts';
 import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage } from '../console/pages.ts';
 import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
@@ -54,7 +56,13 @@ function operatorView(operator: Operator) {
  * session's CSRF token and the same origin, and every change but sign-out needs the admin role.
  * Actions go through the domain services the REST API and the CLI use (AppRegistry, OperatorService).
  */
-export async function registerConsoleRoutes(app: FastifyInstance, options: { operators: OperatorService; registry: AppRegistry }): Promise<void> {
+export interface ConsoleDeps {
+  operators: OperatorService;
+  registry: AppRegistry;
+  clock: Clock;
+}
+
+export async function registerConsoleRoutes(app: FastifyInstance, options: ConsoleDeps): Promise<void> {
   const { operators, registry } = options;
   const maxAge = Math.floor(operators.sessionMs / 1000);
 
@@ -89,6 +97,15 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: { ope
         return refuse(request, reply, new ApiError('forbidden', 'A viewer cannot change anything.'));
       }
     });
+
+    // A refusal of the domain (ApiError) answers as a page for a browser and as {code, error} otherwise;
+    // anything else goes on to the server's handler.
+    scope.setErrorHandler(async (error, request, reply) => {
+      if (error instanceof ApiError) return refuse(request, reply, error);
+      throw error;
+    });
+    // The page groups in files of their own (docs/console.md, "Adding a page").
+    await registerConsoleAppRoutes(scope, options);
 
     const open = { config: { console: 'public' as const } };
 
