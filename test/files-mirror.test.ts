@@ -11,6 +11,10 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { filesFolder, filesUnder } from './helpers/files.ts';
 import { roostCli } from './helpers/cli.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { mirrorFiles } from '../src/files/mirror.ts';
+import { openFileBackend } from '../src/files/open-backend.ts';
+import type { FileBackend } from '../src/files/backend.ts';
 
 let database: TestDatabase;
 let server: TestServer;
@@ -123,13 +127,32 @@ test('mirror copies what it can, reports what failed, and resumes', async () => 
 
   restored = true;
   const second = await mirror();
+  assert.equal(second.code, 1, second.stderr);
+  assert.notEqual(second.stdout, '', second.stderr);
   const resumed = JSON.parse(second.stdout);
   assert.deepEqual([resumed.mirrored, resumed.skipped, resumed.failed], [1, 3, 2]);
   assert.equal(await (await fetch((await server.master.get(`/1.1/files/${missing}`)).body.url)).text(), 'png!');
 
-  const withExternal = JSON.parse((await mirror('--external')).stdout);
+  const third = await mirror('--external');
+  assert.equal(third.code, 1, third.stderr);
+  const withExternal = JSON.parse(third.stdout);
   assert.equal(withExternal.mirrored, 1);
   assert.equal((await server.master.get(`/1.1/files/${external}`)).body.provider, 'local');
+});
+
+test('a connection dropped before the backend starts reading fails that file, not the run', async () => {
+  // Runs after the test above: drop.bin and stall.bin are still there to fail. The backend here begins reading
+  // only once the drop has happened, as a loaded machine's local disk did (its folder made first) in CI.
+  const disk = openFileBackend(server.config);
+  const late: FileBackend = Object.assign(Object.create(disk) as FileBackend, {
+    put: async (...args: Parameters<FileBackend['put']>) => {
+      await sleep(400);
+      return disk.put(...args);
+    },
+  });
+  const report = await mirrorFiles({ store: server.store, backend: late, appId: server.appId, parallel: 4, idleTimeoutMs: 2000, external: false, now: () => Date.now(), onProgress: () => {} });
+  assert.deepEqual([report.mirrored, report.failed], [0, 2]);
+  assert.deepEqual(report.failures.map((failure) => failure.url).sort(), [`${cdnUrl}/drop.bin`, `${cdnUrl}/stall.bin`]);
 });
 
 test('bad arguments are usage errors; an unknown app is refused', async () => {

@@ -70,6 +70,10 @@ function withIdleLimit(body: Readable, idleMs: number, abort: () => void): Reada
   });
   body.once('error', (error) => watched.destroy(error));
   watched.once('close', () => clearTimeout(timer));
+  // The backend starts reading after an await of its own (a folder made, an upload begun): a connection dropped
+  // in between would otherwise throw from an 'error' event nobody listens to yet and stop the whole run. The
+  // error stays on the stream (`errored`), so the backend's pipeline still fails with it.
+  watched.on('error', () => {});
   return body.pipe(watched);
 }
 
