@@ -21,8 +21,9 @@ import { registerCloudQueryRoutes } from './http/routes/cloud-query.ts';
 import { registerScanRoutes } from './http/routes/scan.ts';
 import { registerRoleRoutes } from './http/routes/roles.ts';
 import { registerBatchSaveRoute } from './http/routes/batch-save.ts';
-import { unsupportedClassHandlers } from './http/unsupported.ts';
-import { registerUserRoutes, userClassHandlers } from './http/routes/users.ts';
+import { unsupportedClassAccess, unsupportedClassHandlers } from './http/unsupported.ts';
+import { registerUserRoutes, userClassAccess, userClassHandlers } from './http/routes/users.ts';
+import { classAccess } from './http/class-access.ts';
 import { registerSmsRoutes } from './http/routes/sms.ts';
 import { AccountService } from './accounts/service.ts';
 import { registerSettingsRoutes } from './http/routes/settings.ts';
@@ -35,7 +36,7 @@ import type { VendorDispatch } from './push/vendor-dispatch.ts';
 import { createMixedPush } from './push/mixed-push.ts';
 import { connectQuotaPauses } from './storage/redis/quota-pause-store.ts';
 import { registerVendorCallbackRoutes } from './http/routes/vendor-callbacks.ts';
-import { installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
+import { installationClassAccess, installationHandlers, registerInstallationRoutes } from './http/routes/installations.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerPushChannel } from './http/routes/push-channel.ts';
 import { registerPushConnection } from './http/routes/push-connection.ts';
@@ -49,7 +50,7 @@ import { FileService } from './files/service.ts';
 import { LocalDiskBackend } from './files/local-disk.ts';
 import { openFileBackend } from './files/open-backend.ts';
 import { SignedFileUrls } from './files/url-signing.ts';
-import { fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
+import { fileClassAccess, fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
 import { collectRoutes, installSchemaValidation } from './http/schema.ts';
 import { registerOpenApiRoutes } from './http/routes/openapi.ts';
@@ -310,8 +311,15 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerSmsRoutes(api, { accounts });
     registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);
-    registerScanRoutes(api, { secret: config.secret });
-    registerCloudQueryRoutes(api, { clock });
+    // Scan and CQL reach each class through the service its REST routes use (src/http/class-access.ts).
+    const access = classAccess(objects, {
+      _User: userClassAccess(accounts),
+      _Installation: installationClassAccess({ objects, installations: push.installations }),
+      _File: fileClassAccess(objects, files),
+      ...unsupportedClassAccess(),
+    });
+    registerScanRoutes(api, { secret: config.secret, access, objects });
+    registerCloudQueryRoutes(api, { clock, access, objects });
     registerBatchSaveRoute(api);
   });
 

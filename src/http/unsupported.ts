@@ -1,5 +1,6 @@
 import { ApiError } from '../lib/errors.ts';
 import type { ClassHandlers } from './routes/classes.ts';
+import type { ClassAccessOverrides } from './class-access.ts';
 
 /**
  * APIs of the hosted service Roost does not have yet, by path (README "Not supported (yet)"). A request
@@ -49,14 +50,28 @@ export function routeNotSupported(method: string, url: string): ApiError {
   return new ApiError('routeNotFound', feature ? `Not supported yet: ${feature} (${route}).` : `Not supported: Roost has no API ${route}.`);
 }
 
-function refusing(className: string, feature: string): ClassHandlers {
-  const refuse = async (): Promise<never> => {
+function refusal(className: string, feature: string): () => Promise<never> {
+  return async () => {
     throw new ApiError('notSupported', `Not supported yet: ${feature} (${className}).`);
   };
-  return { create: refuse, get: refuse, update: refuse, remove: refuse, find: refuse };
 }
 
 /** Handlers for the built-in classes of features Roost does not have: every request refused, naming it. */
 export function unsupportedClassHandlers(): Record<string, ClassHandlers> {
-  return Object.fromEntries(Object.entries(classFeatures).map(([className, feature]) => [className, refusing(className, feature)]));
+  return Object.fromEntries(
+    Object.entries(classFeatures).map(([className, feature]) => {
+      const refuse = refusal(className, feature);
+      return [className, { create: refuse, get: refuse, update: refuse, remove: refuse, find: refuse }];
+    }),
+  );
+}
+
+/** The same classes as scan and CQL reach them: refused alike. */
+export function unsupportedClassAccess(): ClassAccessOverrides {
+  return Object.fromEntries(
+    Object.entries(classFeatures).map(([className, feature]) => {
+      const refuse = refusal(className, feature);
+      return [className, { create: refuse, count: refuse, update: refuse, remove: refuse, find: refuse }];
+    }),
+  );
 }

@@ -2,15 +2,42 @@ import peggy from 'peggy';
 
 /**
  * The grammar of CQL (the hosted service's "CQL 详细指南": select with where, order by, limit, count,
- * include, subqueries, relations and geo), as a peggy grammar compiled once when the module loads. It
+ * include, subqueries, relations and geo; insert, update and delete of one object by its objectId), as a peggy grammar compiled once when the module loads. It
  * only builds a syntax tree (src/objects/cql.ts turns that into a REST query); values stay tagged
  * nodes, and a `?` keeps its offset so placeholders are numbered in the order they are written,
  * whatever the parser tried and gave up before.
  */
 const grammar = String.raw`
 Statement
-  = _ select:Select _ ";"? _ !. { return select; }
-  / _ verb:$("insert"i / "update"i / "delete"i) !IdentChar .* { return { type: 'write', verb: verb.toLowerCase() }; }
+  = _ statement:(Select / Insert / Update / Delete) _ ";"? _ !. { return statement; }
+
+Insert
+  = InsertKw __ IntoKw __ className:ClassName _ "(" _ columns:Fields _ ")" _ ValuesKw _ rows:Rows {
+      return { type: 'insert', className, columns, rows };
+    }
+
+Fields
+  = head:FieldPath tail:(_ "," _ f:FieldPath { return f; })* { return [head, ...tail]; }
+
+Rows
+  = head:Row tail:(_ "," _ r:Row { return r; })* { return [head, ...tail]; }
+
+Row
+  = "(" _ values:Values _ ")" { return values; }
+
+Update
+  = UpdateKw __ className:ClassName __ SetKw __ sets:Assignments __ WhereKw __ where:Or {
+      return { type: 'update', className, sets, where };
+    }
+
+Assignments
+  = head:Assignment tail:(_ "," _ a:Assignment { return a; })* { return [head, ...tail]; }
+
+Assignment
+  = path:FieldPath _ "=" _ value:Value { return { path, value }; }
+
+Delete
+  = DeleteKw __ FromKw __ className:ClassName __ WhereKw __ where:Or { return { type: 'delete', className, where }; }
 
 Select
   = SelectKw __ columns:Columns __ FromKw __ className:ClassName tail:Tail {
@@ -166,6 +193,12 @@ Reserved
   / LikeKw / RegexpKw / ExistsKw / AllKw / NearKw / WithinKw / RelatedKw / IncludeKw
 
 SelectKw = "select"i !IdentChar
+InsertKw = "insert"i !IdentChar
+IntoKw = "into"i !IdentChar
+ValuesKw = "values"i !IdentChar
+UpdateKw = "update"i !IdentChar
+SetKw = "set"i !IdentChar
+DeleteKw = "delete"i !IdentChar
 FromKw = "from"i !IdentChar
 WhereKw = "where"i !IdentChar
 AndKw = "and"i !IdentChar

@@ -16,6 +16,18 @@ export interface CqlFind {
   count: boolean;
 }
 
+/**
+ * A CQL write: one object created per row of an insert, or one object (named by `objectId = …` in the
+ * where, as the hosted service required) updated or deleted, when the rest of the where (`condition`,
+ * a REST where) holds for it. Bodies are REST write bodies; `op(…)` values are their `__op` operations.
+ */
+export type CqlWrite =
+  | { kind: 'insert'; className: string; rows: JsonObject[] }
+  | { kind: 'update'; className: string; objectId: string; body: JsonObject; condition: JsonObject | null }
+  | { kind: 'delete'; className: string; objectId: string; condition: JsonObject | null };
+
+export type CqlStatement = ({ kind: 'find' } & CqlFind) | CqlWrite;
+
 /** The hosted service's limit on a statement (CQL guide, "性能和建议"). */
 export const maxCqlBytes = 4096;
 
@@ -53,6 +65,11 @@ interface Select {
   limit: { skip: Value | null; count: Value } | null;
   order: { keys: Array<{ sign: '+' | '-' | null; path: Path }>; direction: 'asc' | 'desc' } | null;
 }
+type Statement =
+  | Select
+  | { type: 'insert'; className: string; columns: Path[]; rows: Value[][] }
+  | { type: 'update'; className: string; sets: Array<{ path: Path; value: Value }>; where: Condition }
+  | { type: 'delete'; className: string; where: Condition };
 
 export function cqlSyntaxError(detail: string): never {
   return fail('cqlSyntax', `CQL syntax error.Detail: ${detail}`);
@@ -72,16 +89,13 @@ function syntaxDetail(cql: string, error: CqlSyntaxError): string {
   return `Parse error at line ${line}, column ${column}:\n${text}\n${' '.repeat(column - 1)}^\nExpected one of:\n${expected.join('\n')}\n\n`;
 }
 
-function parseStatement(cql: string): Select {
-  let tree: Select | { type: 'write'; verb: string };
+function parseStatement(cql: string): Statement {
   try {
-    tree = cqlParser.parse(cql) as typeof tree;
+    return cqlParser.parse(cql) as Statement;
   } catch (error) {
     if (isCqlSyntaxError(error)) cqlSyntaxError(syntaxDetail(cql, error));
     throw error;
   }
-  if (tree.type === 'write') fail('queryNotSupported', `Not supported yet: CQL ${tree.verb} (use the REST API to write objects).`);
-  return tree;
 }
 
 /** The placeholders in the order they are written: the parser keeps each one's offset in the text. */
@@ -97,8 +111,11 @@ function placeholders(tree: unknown, found: Array<{ v: 'param'; offset: number }
 class Compiler {
   private readonly params: Map<object, Json>;
 
+  /** Whether op() may be called: it makes a write's operation, and means nothing in a query. */
+  private writing = false;
+
   constructor(
-    tree: Select,
+    tree: Statement,
     pvalues: Json[],
     private readonly now: number,
   ) {
@@ -161,6 +178,12 @@ class Compiler {
       case 'current_timestamp':
         if (args.length !== 0) cqlSyntaxError('current_timestamp() takes no arguments.');
         return { __type: 'Date', iso: new Date(this.now).toISOString() };
+      case 'op': {
+        const [operation, options = {}] = args;
+        if (!this.writing) cqlSyntaxError('op() is a value of insert and update only.');
+        if (typeof operation !== 'string' || !isObject(options) || args.length > 2) cqlSyntaxError("op() takes an operation's name and an object of its arguments.");
+        return { ...options, __op: operation };
+      }
       default:
         return cqlSyntaxError(`unknown function ${name}().`);
     }
@@ -261,6 +284,59 @@ class Compiler {
     if (includes.length > 0) params.include = includes.join(',');
     return { className: select.className, params, count };
   }
+
+  /** The values a write sets: keys as written (dotted paths too, as REST bodies take them). */
+  private body(entries: Array<{ path: Path; value: Value }>): JsonObject {
+    this.writing = true;
+    const body: JsonObject = {};
+    for (const { path, value } of entries) {
+      const key = path.join('.');
+      if (Object.hasOwn(body, key)) cqlSyntaxError(`${key} is set twice.`);
+      body[key] = this.value(value);
+    }
+    this.writing = false;
+    return body;
+  }
+
+  /**
+   * Splits an update's or delete's where into the object it names and a condition on it: the hosted
+   * service wrote one object per statement, named by `objectId = …` at the top of the where.
+   */
+  private target(where: Condition): { objectId: string; condition: JsonObject | null } {
+    const items = where.type === 'and' ? where.items : [where];
+    const named = items.filter((item) => item.type === 'compare' && item.op === '=' && item.path.length === 1 && item.path[0] === 'objectId');
+    const objectId = named.length === 1 && named[0].type === 'compare' ? this.value(named[0].value) : null;
+    if (typeof objectId !== 'string') {
+      fail('invalidQuery', 'CQL update and delete write one object: the where must hold objectId = <id> (and-ed with any other condition).');
+    }
+    const rest = items.filter((item) => item !== named[0]);
+    if (rest.length === 0) return { objectId, condition: null };
+    return { objectId, condition: rest.length === 1 ? this.condition(rest[0]) : this.condition({ type: 'and', items: rest }) };
+  }
+
+  statement(tree: Statement): CqlStatement {
+    switch (tree.type) {
+      case 'select':
+        return { kind: 'find', ...this.find(tree) };
+      case 'insert':
+        return {
+          kind: 'insert',
+          className: tree.className,
+          rows: tree.rows.map((row, index) => {
+            if (row.length !== tree.columns.length) {
+              cqlSyntaxError(`row ${index + 1} has ${row.length} values for ${tree.columns.length} columns.`);
+            }
+            return this.body(tree.columns.map((path, column) => ({ path, value: row[column] })));
+          }),
+        };
+      case 'update': {
+        const body = this.body(tree.sets);
+        return { kind: 'update', className: tree.className, body, ...this.target(tree.where) };
+      }
+      case 'delete':
+        return { kind: 'delete', className: tree.className, ...this.target(tree.where) };
+    }
+  }
 }
 
 const comparisons: Record<string, string> = { '!=': '$ne', '<': '$lt', '<=': '$lte', '>': '$gt', '>=': '$gte' };
@@ -287,10 +363,10 @@ export function parsePvalues(raw: unknown): Json[] {
   return value as Json[];
 }
 
-/** Compiles a CQL select with its placeholder values; bad CQL is 400 code 300, as hosted. */
-export function compileCql(cql: unknown, pvalues: Json[], now: number): CqlFind {
+/** Compiles a CQL statement with its placeholder values; bad CQL is 400 code 300, as hosted. */
+export function compileCql(cql: unknown, pvalues: Json[], now: number): CqlStatement {
   if (typeof cql !== 'string' || cql.trim() === '') cqlSyntaxError('cql is missing.');
   if (Buffer.byteLength(cql, 'utf8') > maxCqlBytes) cqlSyntaxError(`a statement may be at most ${maxCqlBytes} bytes.`);
   const tree = parseStatement(cql);
-  return new Compiler(tree, pvalues, now).find(tree);
+  return new Compiler(tree, pvalues, now).statement(tree);
 }

@@ -102,7 +102,3 @@ export function scanRequest(scope: ScanScope, query: Record<string, string | und
   if (query.keys) params.keys = `${query.keys},${key.field}`;
   return { params, key, limit };
 }
-
-export function isScanPage(body: unknown): body is { results: JsonObject[] } {
-  return isObject(body) && Array.isArray(body.results);
-}

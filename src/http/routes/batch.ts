@@ -77,16 +77,14 @@ export function parseRequests(body: unknown): SubRequest[] {
 }
 
 /**
- * Runs sub-requests of `request` through the same routes, with the caller's identity. `inBatch` marks
- * them as a batch's (a missing object answers null); scan and CQL run their find unmarked.
+ * Runs sub-requests of `request` through the same routes, with the caller's identity, marked as a
+ * batch's (a missing object answers null).
  */
 export function subRequestRunner(
   app: FastifyInstance,
   request: FastifyRequest,
-  inBatch = true,
 ): (sub: Pick<SubRequest, 'method' | 'url' | 'body'>) => Promise<SubAnswer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (inBatch) headers[batchHeader] = '1';
+  const headers: Record<string, string> = { 'content-type': 'application/json', [batchHeader]: '1' };
   for (const [name, value] of Object.entries(request.headers)) {
     if (forwarded.test(name) && typeof value === 'string') headers[name] = value;
   }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
-import type { ObjectService } from '../../objects/service.ts';
+import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
+import type { ClassAccess } from '../class-access.ts';
 import { fileClass, type FileService, type IncomingBytes } from '../../files/service.ts';
 import { queryOf, listParams } from '../params.ts';
 import { answerObject } from '../answer.ts';
@@ -64,11 +65,24 @@ export async function registerFileRoutes(api: FastifyInstance, options: { files:
  * file API, as the hosted service had it, since a record without its bytes (or bytes without a record)
  * is what that API exists to prevent. Deleting one deletes its bytes too.
  */
+/** `_File` objects are made by uploads: a write of one as a plain object is refused (an update only for the master key). */
+async function refuseFileWrite(): Promise<never> {
+  throw new ApiError('operationForbidden', 'Files are created through /1.1/fileTokens or /1.1/files, not /1.1/classes/_File.');
+}
+
+/** `_File` as scan and CQL reach it: the rules of the handlers below. */
+export function fileClassAccess(objects: ObjectService, files: FileService): Partial<ClassAccess> {
+  return {
+    create: refuseFileWrite,
+    update: (ctx, className, objectId, body, condition) =>
+      ctx.master ? objects.update(ctx, className, objectId, parseWriteBody(body), condition) : refuseFileWrite(),
+    remove: (ctx, _className, objectId) => files.remove(ctx, objectId),
+  };
+}
+
 export function fileClassHandlers(objects: ObjectService, files: FileService): ClassHandlers {
   const generic = genericHandlers(objects);
-  const refuse = async (): Promise<never> => {
-    throw new ApiError('operationForbidden', 'Files are created through /1.1/fileTokens or /1.1/files, not /1.1/classes/_File.');
-  };
+  const refuse = refuseFileWrite;
   return {
     create: refuse,
     get: async (request, reply, className, objectId) => {

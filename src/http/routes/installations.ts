@@ -7,6 +7,8 @@ import { ApiError } from '../../lib/errors.ts';
 import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
 import { answerObject } from '../answer.ts';
 import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
+import type { ClassAccess } from '../class-access.ts';
+import type { Caller } from '../../objects/acl.ts';
 
 interface ObjectParams {
   objectId: string;
@@ -16,8 +18,8 @@ interface ObjectParams {
  * The hosted service's default class permissions of `_Installation`: delete with the master key only
  * (find too: a rule of every query that reads the class, src/objects/query-reach.ts).
  */
-function byClassPermission(request: FastifyRequest, action: 'delete'): void {
-  if (!request.ctx.master) throw new ApiError('forbidden', `Forbidden to ${action} by class permissions.`);
+function byClassPermission(caller: Caller, action: 'delete'): void {
+  if (!caller.master) throw new ApiError('forbidden', `Forbidden to ${action} by class permissions.`);
 }
 
 /**
@@ -52,11 +54,23 @@ export function installationHandlers(options: { objects: ObjectService; installa
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },
     async remove(request, reply, className, objectId) {
-      byClassPermission(request, 'delete');
+      byClassPermission(request.ctx, 'delete');
       return generic.remove(request, reply, className, objectId);
     },
     async find(request, reply, className) {
       return generic.find(request, reply, className);
+    },
+  };
+}
+
+/** `_Installation` as scan and CQL reach it: the installation service and the class's delete permission, as above. */
+export function installationClassAccess(options: { objects: ObjectService; installations: InstallationService }): Partial<ClassAccess> {
+  return {
+    create: async (ctx, _className, body) => (await options.installations.save(ctx, parseWriteBody(body))).object,
+    update: (ctx, _className, objectId, body, condition) => options.installations.update(ctx, objectId, parseWriteBody(body), condition),
+    remove: (ctx, className, objectId, condition) => {
+      byClassPermission(ctx, 'delete');
+      return options.objects.remove(ctx, className, objectId, condition);
     },
   };
 }

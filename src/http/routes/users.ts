@@ -9,6 +9,7 @@ import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
 import { answerObject, answerObjects } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
+import type { ClassAccess } from '../class-access.ts';
 import { declared, pathParams } from '../schema.ts';
 
 interface UserParams {
@@ -88,6 +89,17 @@ export function userClassHandlers(accounts: AccountService, objects: ObjectServi
     update: (request, reply, _className, objectId) => users.update(request, reply, objectId),
     remove: (request, reply, _className, objectId) => users.remove(request, reply, objectId),
     find: (request) => users.find(request),
+  };
+}
+
+/** `_User` as scan and CQL reach it: the account service, whose rules every users route follows. */
+export function userClassAccess(accounts: AccountService): Partial<ClassAccess> {
+  return {
+    find: (ctx, _className, options) => accounts.find(ctx, options),
+    count: (ctx, _className, where) => accounts.count(ctx, where),
+    create: async (ctx, _className, body) => (await accounts.signup(ctx, body)).user,
+    update: (ctx, _className, objectId, body, condition) => accounts.update(ctx, objectId, body, condition),
+    remove: (ctx, _className, objectId, condition) => accounts.remove(ctx, objectId, condition),
   };
 }
 
