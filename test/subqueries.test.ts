@@ -120,6 +120,26 @@ describe('$inQuery and $notInQuery', () => {
     );
   });
 
+  test('an array of pointers matches when any element points at a match (hosted), pointers of another class never', async () => {
+    // Before: an Array field never matched $inQuery (only a single pointer did).
+    await seed('SqReading', [
+      { name: 'r1', posts: [pointer('SqPost', 'p2'), pointer('SqPost', 'p1')] },
+      { name: 'r2', posts: [pointer('SqPost', 'p2')] },
+      { name: 'r3', posts: [] },
+      { name: 'r4', posts: [pointer('SqPost', 'p3'), pointer('SqPost', 'p1')] },
+      { name: 'r5', posts: [{ __type: 'Pointer', className: 'SqOther', objectId: ids.p1 }, pointer('SqPost', 'p4')] },
+      { name: 'r6' },
+    ]);
+    assert.deepEqual(await names('SqReading', { posts: { $inQuery: postsTagged('a') } }), ['r1', 'r4']);
+    assert.deepEqual(await names('SqReading', { posts: { $inQuery: postsTagged('b') } }), ['r1', 'r2']);
+    assert.deepEqual(await names('SqReading', { posts: { $notInQuery: postsTagged('a') } }), ['r2', 'r3', 'r5', 'r6']);
+    // p4 is the owner's: r5 matches for the owner only. r4 holds two matches and is answered once.
+    assert.deepEqual(await names('SqReading', { posts: { $inQuery: postsTagged('a') } }, { client: owner.client }), ['r1', 'r4', 'r5']);
+    const counted = await server.client.get('/1.1/classes/SqReading', { query: { where: { posts: { $inQuery: postsTagged('a') } }, count: 1, limit: 0 } });
+    assert.deepEqual(counted.body, { results: [], count: 2 });
+    assert.deepEqual(await names('SqReading', { $or: [{ posts: { $inQuery: postsTagged('b') } }, { name: 'r6' }] }), ['r1', 'r2', 'r6']);
+  });
+
   test('order, skip and limit pick the matches; matches past the limit are dropped', async () => {
     assert.deepEqual(await names('SqComment', { post: { $inQuery: { className: 'SqPost', order: '-n', limit: 2 } } }), ['c3', 'c5']);
     assert.deepEqual(await names('SqComment', { post: { $inQuery: { className: 'SqPost', order: 'n', skip: 1, limit: 2 } } }), ['c2', 'c3']);

@@ -4,6 +4,7 @@ import { newObjectId } from '../lib/ids.ts';
 import { own } from '../lib/lookup.ts';
 import type { Store } from '../storage/store.ts';
 import { access, conditionFor, parseAcl, readersFor, writeAccess, type Caller } from './acl.ts';
+import { hasInQuery, markArrayInQueries } from './array-pointers.ts';
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
 import { readIncluded, type IncludePlan, type Included } from './include.ts';
@@ -140,12 +141,20 @@ export class ObjectService {
     return Promise.all(objects.map((object) => this.described(appId, object)));
   }
 
-  /** A where as the store reads it: relation fields compared with pointers become "the relation holds". */
+  /**
+   * A where as the store reads it: relation fields compared with pointers become "the relation holds";
+   * an $inQuery on a field the schema types Array matches the pointers among its elements.
+   */
   private async resolved(appId: string, className: string, where: Where): Promise<Where> {
     const classes = [...new Set(queryReads(className, where).map((read) => read.className))];
-    const fields = await Promise.all(classes.map((name) => this.relations.fieldsOf(appId, name)));
-    if (fields.every((of) => Object.keys(of).length === 0)) return where;
-    return resolveRelationFields(where, className, (name) => fields[classes.indexOf(name)]);
+    const [fields, types] = await Promise.all([
+      Promise.all(classes.map((name) => this.relations.fieldsOf(appId, name))),
+      hasInQuery(where) ? Promise.all(classes.map((name) => this.schemas.fieldTypes(appId, name))) : null,
+    ]);
+    let resolved = where;
+    if (types) resolved = markArrayInQueries(resolved, className, (name) => types[classes.indexOf(name)]);
+    if (fields.every((of) => Object.keys(of).length === 0)) return resolved;
+    return resolveRelationFields(resolved, className, (name) => fields[classes.indexOf(name)]);
   }
 
   /**

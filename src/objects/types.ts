@@ -73,8 +73,11 @@ export type Where =
   | { op: 'relatedTo'; owner: { className: string; objectId: string }; key: string }
   /** The object's relation `key` holds any of the targets (a relation field compared with pointers). */
   | { op: 'relationHolds'; key: string; targets: { className: string; objectIds: string[] } }
-  /** The field is a Pointer to an object of the subquery's class among its matches ($inQuery). */
-  | { op: 'inQuery'; path: string[]; query: SubQuery }
+  /**
+   * The field is a Pointer to an object of the subquery's class among its matches ($inQuery); with
+   * `inArray` (the class schema types the field Array) an array holding such a pointer among its elements.
+   */
+  | { op: 'inQuery'; path: string[]; query: SubQuery; inArray?: boolean }
   /** The field's value equals the value of `key` in one of the subquery's matches ($select); pointers by class and id. */
   | { op: 'select'; path: string[]; query: SubQuery; key: string[] }
   /**

@@ -162,6 +162,21 @@ export const postgresDialect: SqlDialect = {
     };
   },
 
+  pointerInArray(path, className, ids, scope) {
+    // Driven from the subquery's ids as pointerIn is: for each id, the objects whose array holds
+    // {"className": …, "objectId": id}, a containment the GIN index on data answers; DISTINCT, as one
+    // object may hold several of the ids. A path segment of digits (an array position for #>) cannot be
+    // said as containment: its elements are read row by row.
+    const template = nested(path, [{ className, objectId: '' }]);
+    if (template === null) {
+      return sql`coalesce(jsonb_typeof(${field(path)}) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(${field(path)}) e(v)
+        WHERE e.v ->> 'className' = ${className} AND e.v ->> 'objectId' IN (SELECT i.v FROM (${ids}) i(v))), false)`;
+    }
+    const doc = sql`jsonb_set(${template}::jsonb, ${pathLiteral([...path, '0', 'objectId'])}, to_jsonb(i.v))`;
+    return sql`o.id = ANY(ARRAY(SELECT DISTINCT x.id FROM (${ids}) i(v) CROSS JOIN LATERAL (SELECT m.id FROM objects m
+      WHERE m.app_id = ${scope.appId} AND m.class_name = ${scope.className} AND m.data @> ${doc} OFFSET 0) x))`;
+  },
+
   jsonValue(path: string[]): Sql {
     return field(path);
   },

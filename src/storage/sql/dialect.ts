@@ -87,6 +87,8 @@ export interface SqlDialect {
    * lists, and the rest of the test; null where pointerIn alone reads well.
    */
   pointerSource(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): { from: Sql; condition: Sql } | null;
+  /** pointerIn of a field typed Array: one of its elements is a pointer to `className` whose objectId `ids` lists. */
+  pointerInArray(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): Sql;
   /** A field's value in the one form $select compares (JSON equality); NULL when the field is missing. */
   jsonValue(path: string[]): Sql;
   /** A text column (the object id) as jsonValue gives a string field. */

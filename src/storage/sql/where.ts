@@ -112,8 +112,11 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
         return memberOf(node.owner, node.key);
       case 'relationHolds':
         return node.targets.objectIds.length === 0 ? sql`1=0` : holdsAny(dialect, node.key, node.targets);
-      case 'inQuery':
-        return dialect.pointerIn(node.path, node.query.className, subqueryValues(scope, node.query, sql`o.id`), scope);
+      case 'inQuery': {
+        const ids = subqueryValues(scope, node.query, sql`o.id`);
+        if (node.inArray) return dialect.pointerInArray(node.path, node.query.className, ids, scope);
+        return dialect.pointerIn(node.path, node.query.className, ids, scope);
+      }
       case 'select': {
         const values = subqueryValues(scope, node.query, selectColumn(dialect, node.key) ?? dialect.jsonValue(node.key));
         const column = selectColumn(dialect, node.path);
@@ -220,7 +223,7 @@ function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
  */
 function pointerSource(scope: WhereScope, where: Where): { from: Sql; condition: Sql } | null {
   const conjuncts = where.op === 'and' ? where.items : [where];
-  const node = conjuncts.find((n) => n.op === 'inQuery');
+  const node = conjuncts.find((n) => n.op === 'inQuery' && !n.inArray);
   if (node?.op !== 'inQuery') return null;
   const ids = subqueryValues(scope, node.query, sql`o.id`);
   const source = scope.dialect.pointerSource(node.path, node.query.className, ids, scope);

@@ -207,6 +207,16 @@ export const sqliteDialect: SqlDialect = {
     };
   },
 
+  pointerInArray(path, className, ids) {
+    const p = pathLiteral(path);
+    // The subquery's ids are read once (an uncorrelated IN: SQLite keeps them in an ephemeral index)
+    // and each element of the row's array probes them. No index holds array elements: the rows read are
+    // those the rest of the where leaves (the rows holding an array, with an index declared on the field).
+    return sql`(json_type(o.data, ${p}) = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e
+      WHERE e.type = 'object' AND json_extract(e.value, '$.className') = ${className}
+      AND json_extract(e.value, '$.objectId') IN (SELECT +i.v FROM (${ids}) i)))`;
+  },
+
   jsonValue(path: string[]): Sql {
     // The value as minified JSON text: strings quoted, so '1' and 1 differ; writes store typed values
     // (pointers, dates) in one key order (src/objects/values.ts), so their texts compare as the values.
