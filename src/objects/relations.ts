@@ -143,7 +143,7 @@ export function withDescriptors(object: StoredObject, fields: RelationFields): S
 }
 
 /** withDescriptors of fields still as JSON text (the get-by-id path that sends them as stored). */
-export function jsonWithDescriptors(stored: StoredJson, fields: RelationFields): StoredJson {
+export function jsonWithDescriptors<T extends StoredJson>(stored: T, fields: RelationFields): T {
   const keys = Object.keys(fields);
   if (keys.length === 0) return stored;
   const data = JSON.parse(stored.dataJson) as JsonObject;

@@ -11,7 +11,7 @@ import { readIncluded, type IncludePlan, type Included } from './include.ts';
 import { checkConditionReads, checkFind, queryReads, type QueryCaller } from './query-reach.ts';
 import { applyOperations, parseOperations, relationChanges, type Operation } from './ops.ts';
 import { RelationSchema, jsonWithDescriptors, resolveRelationFields, withDescriptors } from './relations.ts';
-import type { Acl, AppRecord, JsonObject, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
+import type { Acl, AppRecord, FindQuery, FoundJson, JsonObject, OrderKey, StoredJson, StoredObject, UniqueField, Where, WriteOutcome } from './types.ts';
 import type { ClassSchemas } from './schemas.ts';
 import { checkClassName, isObject, serverFields } from './values.ts';
 import { toWire } from './wire.ts';
@@ -267,11 +267,28 @@ export class ObjectService {
   }
 
   async find(caller: QueryCaller, className: string, options: FindOptions): Promise<StoredObject[]> {
+    const query = await this.findQuery(caller, className, options);
+    return query === null ? [] : this.store.findObjects(caller.appId, className, query);
+  }
+
+  /** find's page with the fields as JSON text, relation fields as their descriptors: for a page that sends them as stored. */
+  async findJson(caller: QueryCaller, className: string, options: FindOptions): Promise<FoundJson[]> {
+    const query = await this.findQuery(caller, className, options);
+    if (query === null) return [];
+    const [found, fields] = await Promise.all([
+      this.store.findObjectsJson(caller.appId, className, query),
+      this.relations.fieldsOf(caller.appId, className),
+    ]);
+    return found.map((one) => jsonWithDescriptors(one, fields));
+  }
+
+  /** The query the store runs for find (null: none, limit 0), after the checks. */
+  private async findQuery(caller: QueryCaller, className: string, options: FindOptions): Promise<FindQuery | null> {
     checkClassName(className);
     checkFind(caller, className, options.where, options.order);
-    if (options.limit === 0) return [];
+    if (options.limit === 0) return null;
     const where = await this.resolved(caller.appId, className, options.where);
-    return this.store.findObjects(caller.appId, className, { ...options, where, readers: readersFor(caller) });
+    return { ...options, where, readers: readersFor(caller) };
   }
 
   /**

@@ -28,6 +28,11 @@ export interface StoredJson {
   dataJson: string;
 }
 
+/** A found object with its fields as JSON text (Store.findObjectsJson). */
+export interface FoundJson extends StoredJson {
+  objectId: string;
+}
+
 export interface AppRecord {
   appId: string;
   name: string;

@@ -1,6 +1,6 @@
 import { isoDate } from '../lib/clock.ts';
 import { own } from '../lib/lookup.ts';
-import type { JsonObject, StoredJson, StoredObject } from './types.ts';
+import type { FoundJson, JsonObject, StoredJson, StoredObject } from './types.ts';
 import type { Projection } from './query.ts';
 import { isObject } from './values.ts';
 
@@ -103,4 +103,17 @@ export function wireJson(ref: { className: string; objectId: string }, stored: S
   const updatedAt = stored.updatedAt === stored.createdAt ? createdAt : isoDate(stored.updatedAt);
   const head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
   return `${head}"objectId":${JSON.stringify(ref.objectId)},"createdAt":"${createdAt}","updatedAt":"${updatedAt}"}`;
+}
+
+/**
+ * The JSON text of a query's answer, {results, count?, className?} as the route's object would be
+ * serialised, from found objects' stored fields (wireJson each): the page path for a query without
+ * `keys`, `returnACL` or `include` (src/http/routes/classes.ts). test/objects-pages.test.ts compares
+ * the bytes with the parsing path's.
+ */
+export function wirePageJson(className: string, found: readonly FoundJson[], count?: number, answeredClass?: string): string {
+  const results = found.map((one) => wireJson({ className, objectId: one.objectId }, one)).join(',');
+  const countJson = count === undefined ? '' : `,"count":${JSON.stringify(count)}`;
+  const classJson = answeredClass === undefined ? '' : `,"className":${JSON.stringify(answeredClass)}`;
+  return `{"results":[${results}]${countJson}${classJson}}`;
 }

@@ -1,5 +1,5 @@
 import type { AppSettings } from '../apps/settings.ts';
-import type { AppRecord, Change, Condition, FindQuery, Readers, Refusal, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AppRecord, Change, Condition, FindQuery, FoundJson, Readers, Refusal, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { PushScheduleStore } from './push-schedule-store.ts';
@@ -87,6 +87,8 @@ export interface Store {
    */
   getObjects(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<StoredObject[]>;
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
+  /** findObjects' page with each object's fields as the JSON text JSON.stringify gives them, for a page that sends them on as they are. */
+  findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]>;
   countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number>;
   classExists(appId: string, className: string): Promise<boolean>;
   /**

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/service.ts';
-import { toWire, touchedFields, wireJson } from '../../objects/wire.ts';
+import { toWire, touchedFields, wireJson, wirePageJson } from '../../objects/wire.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
-import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type Query } from '../params.ts';
+import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type ListParams, type Query } from '../params.ts';
+import type { FoundJson, StoredObject } from '../../objects/types.ts';
 import { answerObject, answerObjects } from '../answer.ts';
 import { mayHoldFile } from '../../objects/file-values.ts';
 
@@ -42,6 +43,21 @@ function sendsFieldsAsStored(query: Query): boolean {
   } catch {
     return false; // the full path reports the error, after the read as always
   }
+}
+
+/**
+ * Whether a query page goes out as its objects' stored fields (wirePageJson): no `keys`, ACL or
+ * `include`, and a class of the application's own (built-in classes have views of their own, src/http/answer.ts,
+ * and _Installation rows may hold text push wrote with json_set). A page holding a File value takes the full
+ * path, which reads the files' records.
+ */
+function sendsPageAsStored(className: string, params: ListParams): boolean {
+  return params.projection === null && !params.returnAcl && params.include === null && !className.startsWith('_');
+}
+
+/** A found object parsed; its ACL is not read (the page sends none). */
+function storedOf(className: string, found: FoundJson): StoredObject {
+  return { className, objectId: found.objectId, createdAt: found.createdAt, updatedAt: found.updatedAt, acl: null, data: JSON.parse(found.dataJson) };
 }
 
 /** What a read that found nothing answers: 404 when the class has no objects, else {} (null inside a batch). */
@@ -90,17 +106,23 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       return {};
     },
 
-    async find(request, _reply, parentClass) {
+    async find(request, reply, parentClass) {
       const query = queryOf(request);
       const params = listParams(query);
       // The SDKs' relation.query() when they do not know the target class: sent to the owner's class, answered
       // from the relation's, which the answer names so the SDK builds objects of it.
       const redirect = param(query, 'redirectClassNameForKey');
       const className = redirect ? await objects.relations.targetOf(request.ctx.appId, parentClass, redirect) : parentClass;
-      const [results, count] = await Promise.all([
-        objects.find(request.ctx, className, params),
-        params.count ? objects.count(request.ctx, className, params.where) : Promise.resolve(undefined),
-      ]);
+      const counted = params.count ? objects.count(request.ctx, className, params.where) : Promise.resolve(undefined);
+      const asStored = sendsPageAsStored(className, params) ? await Promise.all([objects.findJson(request.ctx, className, params), counted]) : null;
+      if (asStored !== null && !asStored[0].some((one) => mayHoldFile(one.dataJson))) {
+        reply.type('application/json; charset=utf-8');
+        return wirePageJson(className, asStored[0], asStored[1], redirect ? className : undefined);
+      }
+      // A page holding a File value is parsed and answered in full (its files' records read).
+      const [results, count] = asStored === null
+        ? await Promise.all([objects.find(request.ctx, className, params), counted])
+        : [asStored[0].map((one) => storedOf(className, one)), asStored[1]];
       const body: { results: unknown[]; count?: number; className?: string } = {
         results: await answerObjects(objects, request.ctx, results, params),
       };

@@ -207,6 +207,8 @@ export const postgresDialect: SqlDialect = {
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw ?? null) as T,
+  // The driver parses jsonb: its text (spaced, keys in jsonb's order) is not JSON.stringify's.
+  dataJson: (raw) => JSON.stringify(raw ?? {}),
   encodeReaders: (readers) => readers,
   rowLock: sql`FOR UPDATE`,
   rowLockOf: (alias: string) => sql`FOR UPDATE OF ${sql.raw(alias)}`,

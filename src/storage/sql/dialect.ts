@@ -108,6 +108,8 @@ export interface SqlDialect {
   /** Value to bind for the JSON columns (data, acl). */
   encodeJson(value: unknown): unknown;
   decodeJson<T>(raw: unknown): T;
+  /** A row's `data` as the driver gives it, as the text JSON.stringify gives its decoded object ({} for none). */
+  dataJson(raw: unknown): string;
   encodeReaders(readers: string[]): unknown;
   /** FOR UPDATE where the database has row locks. */
   readonly rowLock: Sql;

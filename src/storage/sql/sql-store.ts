@@ -8,6 +8,7 @@ import type {
   Refusal,
   Condition,
   FindQuery,
+  FoundJson,
   Readers,
   StoredJson,
   StoredObject,
@@ -192,6 +193,20 @@ export class SqlStore implements Store {
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
+    return (await this.findRows(appId, className, query)).map((row) => fromRow(this.dialect, row));
+  }
+
+  async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
+    return (await this.findRows(appId, className, query)).map((row) => ({
+      objectId: row.id,
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+      dataJson: this.dialect.dataJson(row.data),
+    }));
+  }
+
+  /** The rows of a page (findStatement), nearest first for an unbounded $nearSphere. */
+  private async findRows(appId: string, className: string, query: FindQuery): Promise<SelectedRow[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
     const page = async (q: FindQuery) => (await sql<SelectedRow>`${this.dialect.reusedShape(findStatement(scope, objectSelect, q))}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
@@ -201,11 +216,11 @@ export class SqlStore implements Store {
       const wanted = query.skip + query.limit;
       for (let radius = firstNearestRadius; radius < Math.PI; ) {
         const rows = await page({ ...query, where: boundNear(query.where, nearest, radius), skip: 0, limit: wanted });
-        if (rows.length === wanted) return rows.slice(query.skip).map((row) => fromRow(this.dialect, row));
+        if (rows.length === wanted) return rows.slice(query.skip);
         radius = nextNearestRadius(radius, rows.length, wanted);
       }
     }
-    return (await page(query)).map((row) => fromRow(this.dialect, row));
+    return page(query);
   }
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
