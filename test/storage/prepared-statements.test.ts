@@ -47,7 +47,7 @@ test('a page shape is named after its third run, at most maxShapes of them', () 
   assert.equal(shapes.nameOf('a'), 'roost_shape_0');
 });
 
-test('query pages answer alike before and after their shape is a named statement on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('query pages, counts and include reads answer alike before and after their shape is a named statement on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
   const database = await freshPostgresDatabase();
   const store = await openPostgresStore({ url: database.url, poolSize: 1 });
   try {
@@ -70,10 +70,20 @@ test('query pages answer alike before and after their shape is a named statement
         for (let run = 0; run < 5; run++) runs.push(await store.findObjects(appId, 'Note', { ...query, readers: readers === null ? null : [...readers] }));
         assert.ok(runs[0].length > 0);
         for (const later of runs.slice(1)) assert.deepEqual(later, runs[0]);
+        const counts = [];
+        for (let run = 0; run < 5; run++) counts.push(await store.countObjects(appId, 'Note', query.where, readers === null ? null : [...readers]));
+        assert.deepEqual(counts, Array(5).fill(counts[0]));
       }
+      const ids = ['note00000000000000000000', 'note00000000000000000005', 'note00000000000000000007', 'missing'];
+      const reads = [];
+      for (let run = 0; run < 5; run++) reads.push(await store.getObjects(appId, 'Note', ids, readers === null ? null : [...readers]));
+      assert.equal(reads[0].length, readers?.length === 1 ? 1 : 3);
+      for (const later of reads.slice(1)) assert.deepEqual(later, reads[0]);
     }
     const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'roost_shape_%'`.execute((store as unknown as { db: never }).db);
-    assert.equal(rows.length, queries.length * 3);
+    // Each query's page and count, and the include level's read, for each of the three reader sets; the
+    // counts of the two equalities are one shape (containment binds the whole document, path included).
+    assert.equal(rows.length, (queries.length * 2 - 1 + 1) * 3);
   } finally {
     await store.close();
     await database.drop();

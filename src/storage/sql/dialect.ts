@@ -154,7 +154,7 @@ export interface SqlDialect {
   /** Statements run after ANALYZE: keep only the statistics that do not tie plans to bound values (boundClass). */
   readonly afterAnalyze: readonly Sql[];
   /**
-   * A query page's statement marked to be parsed once per connection and shape (the text, values bound)
+   * A read of a query's (its page, its count, an include level) marked to be parsed once per connection and shape (the text, values bound)
    * where the database would otherwise parse it at every run; SQLite's statements are already kept by
    * text (src/storage/sqlite/open.ts), so there it is the statement itself.
    */

@@ -181,9 +181,9 @@ export class SqlStore implements Store {
     const plausible = [...new Set(ids)].filter(isPlausibleId);
     if (plausible.length === 0) return [];
     // The ids are bound as one parameter: a level of a thousand results' arrays of pointers stays one short statement.
-    const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
+    const { rows } = await sql<SelectedRow>`${this.dialect.reusedShape(sql`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
-      AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`.execute(this.db);
+      AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`)}`.execute(this.db);
     return rows.map((row) => fromRow(this.dialect, row));
   }
 
@@ -225,7 +225,7 @@ export class SqlStore implements Store {
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
     const scope = { dialect: this.dialect, appId, className, readers };
-    const { rows } = await sql<{ n: number | string }>`${countStatement(scope, where)}`.execute(this.db);
+    const { rows } = await sql<{ n: number | string }>`${this.dialect.reusedShape(countStatement(scope, where))}`.execute(this.db);
     return Number(rows[0].n);
   }
 
