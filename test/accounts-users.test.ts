@@ -165,3 +165,45 @@ test('batch: user updates, reads and deletes go through the same rules', async (
   assert.equal(batch.text.includes('in-a-batch'), false);
   assert.equal((await server.master.get(`/1.1/users/${bob.objectId}`)).status, 200);
 });
+
+// #14 Speed: a user reading itself by id answers with its own session lookup's row (AccountService.get,
+// ownRead) when the ACL lets it read without roles. Equivalence: the same answers as the store's read for
+// every ACL kind (public, own, role only, none, master), and through HTTP the same body as another reader's.
+test('a user reading itself by id answers as the store read does, whatever its ACL', async () => {
+  const pointer = (id: string) => ({ __type: 'Pointer', className: '_User', objectId: id });
+  const owner = await signUp(server.client, { city: 'Oslo' });
+  const role = `readers_${uniqueName('r')}`;
+  const made = await server.master.post('/1.1/roles', {
+    name: role,
+    ACL: { '*': { read: true } },
+    users: { __op: 'AddRelation', objects: [pointer(owner.objectId)] },
+  });
+  assert.equal(made.status, 201, made.text);
+  const acls = [
+    null,
+    { '*': { read: true } },
+    { [owner.objectId]: { read: true, write: true } },
+    { [`role:${role}`]: { read: true }, [owner.objectId]: { write: true } },
+    { [owner.objectId]: { write: true } },
+  ];
+  const accounts = server.services.accounts;
+  for (const acl of acls) {
+    const set = await server.master.put(`/1.1/users/${owner.objectId}`, { ACL: acl ?? { '*': { read: true, write: true } }, city: `c${acls.indexOf(acl)}` });
+    assert.equal(set.status, 200, set.text);
+    if (acl === null) await server.store.updateObject({ appId: server.appId, className: '_User', objectId: owner.objectId }, (o) => ({ ...o, acl: null }));
+    const sessionUser = await accounts.resolveSession(server.appId, owner.sessionToken);
+    assert.ok(sessionUser);
+    const app = (await server.services.registry.get(server.appId))!;
+    for (const master of [false, true]) {
+      const caller = { app, appId: server.appId, master, userId: owner.objectId, sessionToken: owner.sessionToken };
+      const outcome = (run: Promise<unknown>) => run.then((user) => ({ user }), (error: Error) => ({ error: error.message }));
+      const seam = await outcome(accounts.get({ ...caller, sessionUser }, owner.objectId));
+      const store = await outcome(accounts.get({ ...caller, sessionUser: null }, owner.objectId));
+      assert.deepEqual(seam, store, `ACL ${JSON.stringify(acl)}, master ${master}`);
+    }
+    const own = await owner.client.get(`/1.1/users/${owner.objectId}`);
+    const byMaster = await server.master.get(`/1.1/users/${owner.objectId}`);
+    const readable = acl === null || JSON.stringify(acl).includes('read');
+    assert.deepEqual(own.body, readable ? byMaster.body : { code: 211, error: 'Could not find user.' }, JSON.stringify(acl));
+  }
+});
