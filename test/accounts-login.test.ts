@@ -5,6 +5,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { assertNoSecretsIn, signUp, uniqueName, type SignedUpUser } from './helpers/accounts.ts';
+import { PasswordHasher, hashParallelism, passwordParams } from '../src/accounts/passwords.ts';
+import { Turns } from '../src/lib/turns.ts';
+import { availableParallelism } from 'node:os';
 
 let database: TestDatabase;
 let server: TestServer;
@@ -179,4 +182,27 @@ test('the database holds an argon2id hash and no usable token', async () => {
   assert.match(String(row.session_digest), /^[0-9a-f]{64}$/);
   assert.ok(String(row.session_cipher).length > 40);
   assert.equal(JSON.stringify(row.data).includes('password'), false);
+});
+
+// #14 Speed: hashes take turns, one per core (PasswordHasher, src/lib/turns.ts); every check still answers
+// as it would alone, and no more than the turns' number ever run at once.
+test('password hashes take turns, one per core, and each answers as alone', async () => {
+  assert.ok(hashParallelism() >= 1 && hashParallelism() <= availableParallelism());
+  const turns = new Turns(2);
+  let running = 0;
+  let most = 0;
+  const work = (i: number) => turns.run(async () => {
+    most = Math.max(most, ++running);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    running--;
+    if (i === 3) throw new Error('third fails');
+    return i;
+  });
+  const settled = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => work(i)));
+  assert.equal(most, 2);
+  assert.deepEqual(settled.map((s) => (s.status === 'fulfilled' ? s.value : 'failed')), [0, 1, 2, 'failed', 4, 5, 6, 7]);
+  const hasher = new PasswordHasher({ params: { ...passwordParams, memoryCost: 1024, timeCost: 1 }, parallel: 1 });
+  const stored = await hasher.hash('right-password');
+  const answers = await Promise.all(['right-password', 'wrong', 'right-password', ''].map((p) => hasher.verify(stored, p)));
+  assert.deepEqual(answers, [true, false, true, false]);
 });

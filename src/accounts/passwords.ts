@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { hash, verify, type Options } from '@node-rs/argon2';
+import { Turns } from '../lib/turns.ts';
 
 /** Algorithm.Argon2id; the package's enum is a const enum, which this build cannot import. */
 const argon2id = 2;
@@ -21,18 +23,23 @@ export const maxPasswordLength = 4096;
 
 /**
  * Hashes and checks passwords. The native binding runs each hash on the libuv thread pool,
- * so the event loop keeps serving other requests meanwhile.
+ * so the event loop keeps serving other requests meanwhile. At most one hash per core runs at
+ * a time (`parallel`, Turns), the others wait their turn here: libuv's four threads on two cores ran
+ * four 19 MiB hashes against each other and did ~10% fewer a second than two (bench/RESULTS.md,
+ * Accounts), and the pool's other threads stay free for file reads and writes.
  */
 export class PasswordHasher {
   private readonly params: Options;
   private dummy: Promise<string> | null = null;
+  private readonly turns: Turns;
 
-  constructor(options: { params?: Options } = {}) {
+  constructor(options: { params?: Options; parallel?: number } = {}) {
     this.params = options.params ?? passwordParams;
+    this.turns = new Turns(options.parallel ?? hashParallelism());
   }
 
   hash(password: string): Promise<string> {
-    return hash(password, this.params);
+    return this.turns.run(() => hash(password, this.params));
   }
 
   /** False for a wrong password and for a hash this hasher cannot read. */
@@ -41,7 +48,7 @@ export class PasswordHasher {
     if (isLegacyHash(passwordHash)) return verifyLegacy(passwordHash, password);
     if (!passwordHash.startsWith('$argon2')) return false;
     try {
-      return await verify(passwordHash, password);
+      return await this.turns.run(() => verify(passwordHash, password));
     } catch {
       return false;
     }
@@ -61,4 +68,10 @@ export class PasswordHasher {
     await this.verify(await this.dummy, password);
     return false;
   }
+}
+
+/** Hashes run at once: one per core the process may use, at least one and never more than libuv's pool. */
+export function hashParallelism(): number {
+  const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  return Math.max(1, Math.min(availableParallelism(), pool));
 }
