@@ -326,7 +326,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await registerEmailPages(app, { verification, reset, registry });
   // The operators' web console (docs/console.md): its own accounts and sessions, the same services.
   const operators = new OperatorService({ store: store.operators, clock, secret: config.secret });
-  await registerConsoleRoutes(app, { operators, registry, clock });
+  await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push });
   registerPushChannel(app, { channel: push.ownChannel });
   // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
   registerPushConnection(app, {

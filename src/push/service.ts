@@ -122,6 +122,18 @@ export class PushService {
     return outcome;
   }
 
+  /**
+   * How many installations a push of this body would reach if sent now: its where, channels and the
+   * filters sending adds (invalid tokens, idle devices), counted as the fan-out selects them. `body`
+   * has passed pushBodySchema (the console shows this before an operator sends).
+   */
+  async reach(caller: QueryCaller, body: Record<string, unknown>, prodHeader: string | null): Promise<number> {
+    const context: PushRequestContext = { appId: caller.appId, now: this.clock.now(), prodHeader, readers: readersFor(caller) };
+    const push = parsePushRequest(body, context);
+    checkConditionReads(caller, '_Installation', push.selector);
+    return this.store.countObjects(caller.appId, '_Installation', push.selector, push.readers ?? null);
+  }
+
   getNotification(appId: string, objectId: string) {
     return this.store.push.getNotification(appId, objectId);
   }

@@ -66,3 +66,15 @@ export async function makeOperator(operators: OperatorService, name: string, rol
   const outcome = await operators.create('test', name, role, operatorPassword);
   if (outcome !== 'done') throw new Error(`operator ${name}: ${outcome}`);
 }
+
+/** Creates an admin `ada` and a viewer `vic` and signs both in. */
+export async function adminAndViewer(url: string, operators: OperatorService): Promise<{ ada: ConsoleClient; vic: ConsoleClient }> {
+  await makeOperator(operators, 'ada', 'admin');
+  await makeOperator(operators, 'vic', 'viewer');
+  const ada = new ConsoleClient(url);
+  const vic = new ConsoleClient(url);
+  for (const [client, name] of [[ada, 'ada'], [vic, 'vic']] as const) {
+    if ((await client.signIn(name)).status !== 200) throw new Error(`${name} could not sign in`);
+  }
+  return { ada, vic };
+}

@@ -4,6 +4,7 @@ import type { Operator } from '../../console/operators.ts';
 import type { AuditEntry } from '../../storage/operator-store.ts';
 import type { AppRecord } from '../../objects/types.ts';
 import type { AppKeys } from '../../apps/registry.ts';
+import { appPagesStyle } from './style-app.ts';
 
 /**
  * The console's pages: server-rendered HTML, one inline style sheet allowed by its hash, no script.
@@ -79,7 +80,7 @@ code.secret{display:inline-block;padding:.35rem .5rem;background:#fff;border:1px
  td::before{content:attr(data-label);font-weight:600;color:#57606a}
  dl.keys{grid-template-columns:1fr}
 }
-`;
+` + appPagesStyle;
 
 const contentSecurityPolicy = styleOnlyPolicy(style);
 

@@ -5,6 +5,10 @@ import { safeEqual } from '../../lib/crypto.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { registerConsoleAppRoutes } from './console-apps.ts';
+import { registerConsoleData } from './console-data.ts';
+import { registerConsolePush } from './console-push.ts';
+import type { PushService } from '../../push/service.ts';
+import type { Store } from '../../storage/store.ts';
 import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage } from '../console/pages.ts';
 import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
@@ -60,6 +64,10 @@ export interface ConsoleDeps {
   operators: OperatorService;
   registry: AppRegistry;
   clock: Clock;
+  /** For the data browser's import (src/import) and the push page's reach. */
+  store: Store;
+  secret: string;
+  push: PushService;
 }
 
 export async function registerConsoleRoutes(app: FastifyInstance, options: ConsoleDeps): Promise<void> {
@@ -106,6 +114,9 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     });
     // The page groups in files of their own (docs/console.md, "Adding a page").
     await registerConsoleAppRoutes(scope, options);
+    // The data browser and push act through the REST API (the root instance) with the app's master key.
+    await registerConsoleData(scope, { ...options, root: app });
+    await registerConsolePush(scope, { ...options, root: app });
 
     const open = { config: { console: 'public' as const } };
 
