@@ -42,7 +42,7 @@ export async function serve(): Promise<void> {
   }
   if (config.redisUrl) await checkRedis(config.redisUrl);
   if (!config.secret) config.secret = await store.serverSecret();
-  const { app, services } = await buildServer({ config, store, clock: systemClock, logger });
+  const { app, services, drain } = await buildServer({ config, store, clock: systemClock, logger });
   // Listening comes before the first application: a port in use stops the node before it prints keys.
   const url = await listenAtStart(app, config);
 
@@ -54,9 +54,18 @@ export async function serve(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining connections');
+    // A stop that hangs (a push delivery waiting on a maker) still ends, and says it did not finish.
+    setTimeout(() => {
+      logger.error('shutdown did not finish in SHUTDOWN_GRACE_MS + 10 s: exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 10_000).unref();
+    const { forced } = await drain.drain(config.shutdownGraceMs);
+    if (forced > 0) logger.warn({ forced }, 'connections still open after SHUTDOWN_GRACE_MS were closed');
+    // Push workers finish the pages they hold (the others stay for the other nodes), acks are stored.
     await app.close();
     await store.close();
+    logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -56,6 +56,7 @@ import { collectRoutes, installSchemaValidation } from './http/schema.ts';
 import { registerOpenApiRoutes } from './http/routes/openapi.ts';
 import { version } from './lib/version.ts';
 import { OperatorService } from './console/operators.ts';
+import { Drain } from './http/drain.ts';
 import { registerConsoleRoutes } from './http/routes/console.ts';
 
 export interface ServerDeps {
@@ -120,7 +121,7 @@ export function safeUrl(url: string): string {
 /** Largest request line and headers: a `where` in the URL counts, so $in lists of a few thousand ids fit. */
 const maxHeaderBytes = 64 * 1024;
 
-export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInstance; services: Services }> {
+export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInstance; services: Services; drain: Drain }> {
   const { config, store, clock } = deps;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -135,6 +136,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     keepAliveTimeout: config.keepAliveTimeoutMs,
     connectionTimeout: config.idleTimeoutMs,
     clientErrorHandler,
+    // A request on a kept-alive connection while the node closes is answered, with Connection: close
+    // (src/http/drain.ts), rather than refused with a 503 the proxy would hand to the client.
+    return503OnClosing: false,
     // Forwarded headers count only from the proxies TRUST_PROXY names (loopback by default): from
     // anyone else they would let a client choose its own address, scheme and host.
     trustProxy: config.trustProxy,
@@ -286,13 +290,14 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
 
   registerOpenApiRoutes(app, { routes, version });
-  // Ready answers 503 from the moment the node begins to close, so a balancer polling it stops sending first.
-  let draining = false;
+  // Ready answers 503 from the moment the node begins to drain or close, so a balancer polling it stops sending.
+  const drain = new Drain(app.server);
+  let closing = false;
   app.addHook('preClose', (done) => {
-    draining = true;
+    closing = true;
     done();
   });
-  registerHealthRoutes(app, { store, version, checks: { redis: redisPauses?.ping, draining: () => draining } });
+  registerHealthRoutes(app, { store, version, checks: { redis: redisPauses?.ping, draining: () => drain.draining || closing } });
   // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
   registerDateRoute(app, { clock });
   registerMetricsRoutes(app, { metrics, token: config.metricsToken });
@@ -327,12 +332,13 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // The operators' web console (docs/console.md): its own accounts and sessions, the same services.
   const operators = new OperatorService({ store: store.operators, clock, secret: config.secret });
   await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push });
-  registerPushChannel(app, { channel: push.ownChannel });
+  registerPushChannel(app, { channel: push.ownChannel, drain });
   // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
   registerPushConnection(app, {
     protocol: push.lcConnection,
     appExists: async (appId) => (await registry.get(appId)) !== null,
     url: config.pushConnectionUrl,
+    drain,
   });
   await registerFileServing(app, { files, local: backend instanceof LocalDiskBackend ? backend : null, signed: signedFiles });
   app.addHook('onClose', async () => files.backend.close?.());
@@ -344,5 +350,5 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
-  return { app, services: { registry, objects, schemas, accounts, push, operators } };
+  return { app, services: { registry, objects, schemas, accounts, push, operators }, drain };
 }

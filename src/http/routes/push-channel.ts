@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { OwnChannelProtocol } from '../../push/channel/own-protocol.ts';
 import { onUpgrade } from '../websocket.ts';
+import { closeWebSockets, type Drain } from '../drain.ts';
 
 export const channelPath = '/1.1/push/channel';
 const heartbeatMs = 30_000;
@@ -11,7 +12,7 @@ const maxFrameBytes = 64 * 1024;
  * Roost's own push channel: a WebSocket at /1.1/push/channel (protocol in docs/push-channel.md).
  * This file only adapts `ws` sockets to the protocol; logins, mailboxes and acks live in the hub.
  */
-export function registerPushChannel(app: FastifyInstance, options: { channel: OwnChannelProtocol }): void {
+export function registerPushChannel(app: FastifyInstance, options: { channel: OwnChannelProtocol; drain?: Drain }): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false });
   const alive = new WeakSet<WebSocket>();
 
@@ -44,9 +45,11 @@ export function registerPushChannel(app: FastifyInstance, options: { channel: Ow
   }, heartbeatMs);
   heartbeat.unref();
 
+  // Devices get a close frame (1001) and reconnect, through the proxy, to a node that is not stopping.
+  options.drain?.onDrain(() => closeWebSockets(wss));
   app.addHook('preClose', async () => {
     clearInterval(heartbeat);
-    for (const ws of wss.clients) ws.terminate();
+    await closeWebSockets(wss);
     await new Promise<void>((resolve) => wss.close(() => resolve()));
   });
 }

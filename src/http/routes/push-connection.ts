@@ -5,6 +5,7 @@ import { declared } from '../schema.ts';
 import { appIdPattern } from '../../apps/keys.ts';
 import type { LcPushProtocol } from '../../push/connection/protocol.ts';
 import { onUpgrade } from '../websocket.ts';
+import { closeWebSockets, type Drain } from '../drain.ts';
 
 export const connectionPath = '/v1/push/connection';
 /** The subprotocols of LeanCloud's push connection, preferred first (docs/push-connection.md). */
@@ -37,7 +38,7 @@ function connectionUrl(request: FastifyRequest, configured: string | null): stri
  */
 export function registerPushConnection(
   app: FastifyInstance,
-  options: { protocol: LcPushProtocol; appExists: (appId: string) => Promise<boolean>; url: string | null; silentLimitMs?: number },
+  options: { protocol: LcPushProtocol; appExists: (appId: string) => Promise<boolean>; url: string | null; silentLimitMs?: number; drain?: Drain },
 ): void {
   app.get<{ Querystring: { appId: string } }>('/v1/route', declared({ querystring: routeQuery }), async (request) => {
     const { appId } = request.query;
@@ -89,9 +90,11 @@ export function registerPushConnection(
   }, Math.min(pingMs, silentLimit / 3));
   sweep.unref();
 
+  // A close frame (1001), not a cut: the socket ends as a server stop, not as a network failure.
+  options.drain?.onDrain(() => closeWebSockets(wss));
   app.addHook('preClose', async () => {
     clearInterval(sweep);
-    for (const ws of wss.clients) ws.terminate();
+    await closeWebSockets(wss);
     await new Promise<void>((resolve) => wss.close(() => resolve()));
   });
 }
