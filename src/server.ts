@@ -44,6 +44,7 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { MailLinks } from './accounts/mail-links.ts';
 import { EmailVerification } from './accounts/email-verification.ts';
 import { PasswordReset } from './accounts/password-reset.ts';
+import { UserAdmin } from './accounts/user-admin.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
 import { FileService } from './files/service.ts';
@@ -331,7 +332,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   await registerEmailPages(app, { verification, reset, registry });
   // The operators' web console (docs/console.md): its own accounts and sessions, the same services.
   const operators = new OperatorService({ store: store.operators, clock, secret: config.secret });
-  await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push });
+  const users = new UserAdmin({ accounts, store: store.accounts, reset });
+  await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push, users });
   registerPushChannel(app, { channel: push.ownChannel, drain });
   // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
   registerPushConnection(app, {

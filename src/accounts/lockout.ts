@@ -65,6 +65,11 @@ export class Lockout {
     return this.store.recordLoginFailure(appId, userId, this.clock.now());
   }
 
+  /** When the user's lock ends (ms); 0 when the user is not locked. */
+  lockedUntil(appId: string, userId: string): Promise<number> {
+    return this.store.loginLockedUntil(appId, userId, this.clock.now(), lockoutPolicy.windowMs);
+  }
+
   clear(appId: string, userId: string): Promise<void> {
     return this.store.clearLoginFailures(appId, userId);
   }

@@ -1,3 +1,4 @@
+import * as OTPAuth from 'otpauth';
 import { randomToken, hmacHex } from '../lib/crypto.ts';
 import { newObjectId } from '../lib/ids.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -13,14 +14,24 @@ const namePattern = /^[A-Za-z0-9._@-]{1,64}$/;
 
 export type SignIn =
   | { ok: true; token: string; operator: Operator }
-  | { ok: false; reason: 'wrong' | 'locked'; lockedUntil?: number };
+  | { ok: false; reason: 'wrong' | 'locked' | 'codeNeeded'; lockedUntil?: number };
+
+/** A TOTP being enrolled: shown once, as the secret and the otpauth URI an authenticator app reads (QR). */
+export interface TotpEnrolment {
+  secret: string;
+  uri: string;
+}
 
 export interface FirstOperator {
   name: string;
   password: string;
 }
 
-export type OperatorChange = 'done' | 'unknown' | 'taken' | 'badName' | 'badRole' | 'weakPassword';
+export type OperatorChange = 'done' | 'unknown' | 'taken' | 'badName' | 'badRole' | 'weakPassword' | 'wrongCode' | 'lastAdmin';
+
+/** TOTP as every authenticator app reads it: SHA-1, 6 digits, 30 s; one step either side allowed for clock drift. */
+const totpPeriodMs = 30_000;
+const totpWindow = 1;
 
 /**
  * The console's operators: accounts apart from every application's users, their sign-in (argon2id,
@@ -88,6 +99,7 @@ export class OperatorService {
     const passwordHash = await this.hasher.hash(password);
     const outcome = await this.store.create({
       id: newObjectId(this.clock.now()), name, role: role as OperatorRole, passwordHash, createdAt: this.clock.now(), failures: 0, lockedUntil: 0,
+      totp: false, totpSecret: null, totpPending: null, totpLastStep: 0,
     });
     if (outcome === 'taken') return 'taken';
     await this.audit(actor, 'operator.create', name, { role });
@@ -115,7 +127,7 @@ export class OperatorService {
     return 'done';
   }
 
-  async signIn(name: string, password: string): Promise<SignIn> {
+  async signIn(name: string, password: string, code = ''): Promise<SignIn> {
     const now = this.clock.now();
     const record = name.length <= 64 && password.length <= maxPasswordLength ? await this.store.byName(name) : null;
     // An unknown name costs a hash too, so the answer's time does not tell which names exist.
@@ -129,12 +141,85 @@ export class OperatorService {
       if (lockedUntil > 0) await this.audit('console', 'operator.locked', name, { until: new Date(lockedUntil).toISOString() });
       return { ok: false, reason: lockedUntil > 0 ? 'locked' : 'wrong', lockedUntil: lockedUntil || undefined };
     }
+    if (record.totpSecret) {
+      // The password was right; without a code nothing is counted, a wrong or replayed code counts as a failure.
+      if (!code) return { ok: false, reason: 'codeNeeded' };
+      if (!(await this.acceptCode(record.id, record.name, record.totpSecret, code, now))) {
+        const lockedUntil = await this.store.recordFailure(record.id, now, this.lockout);
+        if (lockedUntil > 0) await this.audit('console', 'operator.locked', name, { until: new Date(lockedUntil).toISOString() });
+        return { ok: false, reason: lockedUntil > 0 ? 'locked' : 'wrong', lockedUntil: lockedUntil || undefined };
+      }
+    }
     if (record.failures > 0) await this.store.clearFailures(record.id);
     const token = randomToken(32);
     await this.store.insertSession({ digest: this.digest(token), operatorId: record.id, createdAt: now, expiresAt: now + this.sessionMs });
     await this.audit(name, 'operator.signIn', name);
-    const { passwordHash: _hash, failures: _failures, lockedUntil: _locked, ...operator } = record;
-    return { ok: true, token, operator };
+    return { ok: true, token, operator: { id: record.id, name: record.name, role: record.role, createdAt: record.createdAt, totp: record.totp } };
+  }
+
+  private totp(name: string, secret: string): OTPAuth.TOTP {
+    return new OTPAuth.TOTP({ issuer: 'Roost console', label: name, algorithm: 'SHA1', digits: 6, period: totpPeriodMs / 1000, secret: OTPAuth.Secret.fromBase32(secret) });
+  }
+
+  /** The time step a code belongs to, within the allowed drift; null for a wrong code. */
+  private codeStep(name: string, secret: string, code: string, now: number): number | null {
+    const token = code.replace(/\s+/g, '');
+    if (!/^\d{6}$/.test(token)) return null;
+    const delta = this.totp(name, secret).validate({ token, timestamp: now, window: totpWindow });
+    return delta === null ? null : Math.floor(now / totpPeriodMs) + delta;
+  }
+
+  /** Right and not used before (each code is good once). */
+  private async acceptCode(id: string, name: string, secret: string, code: string, now: number): Promise<boolean> {
+    const step = this.codeStep(name, secret, code, now);
+    return step !== null && (await this.store.useTotpStep(id, step));
+  }
+
+  /** Starts (or restarts) TOTP enrolment for the operator: a new secret, kept pending until a code confirms it. */
+  async beginTotp(operator: Operator): Promise<TotpEnrolment> {
+    const secret = new OTPAuth.Secret({ size: 20 }).base32;
+    await this.store.setTotpPending(operator.id, secret);
+    return { secret, uri: this.totp(operator.name, secret).toString() };
+  }
+
+  /** The enrolment's URI again (the page shows its QR until confirmed); null when none is pending. */
+  async pendingTotp(operator: Operator): Promise<TotpEnrolment | null> {
+    const record = await this.store.byName(operator.name);
+    if (!record?.totpPending) return null;
+    return { secret: record.totpPending, uri: this.totp(operator.name, record.totpPending).toString() };
+  }
+
+  /** Confirms the pending secret with a code from the app; from then on sign-in asks for a code. */
+  async confirmTotp(operator: Operator, code: string): Promise<OperatorChange> {
+    const record = await this.store.byName(operator.name);
+    if (!record?.totpPending) return 'unknown';
+    const now = this.clock.now();
+    const step = this.codeStep(operator.name, record.totpPending, code, now);
+    if (step === null || !(await this.store.confirmTotp(record.id, record.totpPending, step))) return 'wrongCode';
+    await this.audit(operator.name, 'operator.totpEnable', operator.name);
+    return 'done';
+  }
+
+  /** Removes an operator's TOTP (a lost phone): `roost operator totp-reset`, or an admin in the console. Ends its sessions. */
+  async resetTotp(actor: string, name: string): Promise<OperatorChange> {
+    if (!(await this.store.resetTotp(name))) return 'unknown';
+    await this.audit(actor, 'operator.totpReset', name);
+    return 'done';
+  }
+
+  /** Changes an operator's role; the last admin stays one (someone must be able to change things). */
+  async setRole(actor: string, name: string, role: string): Promise<OperatorChange> {
+    if (!operatorRoles.includes(role as OperatorRole)) return 'badRole';
+    const record = await this.store.byName(name);
+    if (!record) return 'unknown';
+    if (record.role === 'admin' && role !== 'admin' && (await this.adminCount()) <= 1) return 'lastAdmin';
+    if (!(await this.store.setRole(name, role as OperatorRole))) return 'unknown';
+    await this.audit(actor, 'operator.role', name, { role });
+    return 'done';
+  }
+
+  private async adminCount(): Promise<number> {
+    return (await this.store.list()).filter((op) => op.role === 'admin').length;
   }
 
   /** The operator of a session token; null for an unknown, expired or implausible one. */

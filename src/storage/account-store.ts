@@ -53,6 +53,11 @@ export interface AccountStore {
   beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number): Promise<number | null>;
   /** Records one failure at `at` without a lock check (a wrong code outside a login). */
   recordLoginFailure(appId: string, userId: string, at: number): Promise<void>;
+  /**
+   * When the user's lock ends (ms), read without counting an attempt; 0 when not locked. The same
+   * rule as beginLoginAttempt's: a full ring within `windowMs`, its last attempt within `windowMs` of now.
+   */
+  loginLockedUntil(appId: string, userId: string, now: number, windowMs: number): Promise<number>;
   /** Forgets the user's attempts: a right secret, a password reset, a deleted user. */
   clearLoginFailures(appId: string, userId: string): Promise<void>;
 }

@@ -6,6 +6,8 @@ export interface Operator {
   name: string;
   role: OperatorRole;
   createdAt: number;
+  /** Whether sign-in asks for a TOTP code too. */
+  totp: boolean;
 }
 
 /** An operator with what sign-in checks: the password hash and the lockout state. */
@@ -14,6 +16,11 @@ export interface OperatorRecord extends Operator {
   failures: number;
   /** Sign-in is refused until this instant (ms); 0 when not locked. */
   lockedUntil: number;
+  /** The confirmed TOTP secret (base32), null without TOTP; the one being enrolled. */
+  totpSecret: string | null;
+  totpPending: string | null;
+  /** The time step of the last code accepted (a code is good once). */
+  totpLastStep: number;
 }
 
 /** A console session as stored: only the keyed digest of its token. */
@@ -55,6 +62,16 @@ export interface OperatorStore {
   /** Replaces the password hash, clears the lockout and ends every session of the operator; false when unknown. */
   setPassword(name: string, passwordHash: string): Promise<boolean>;
   /** Counts one failed sign-in; locks until `now + lockMs` when the count reaches `maxFailures`. Returns the lock's end (0: not locked). */
+  /** Keeps a TOTP secret being enrolled (null: none); false when the operator is unknown. */
+  setTotpPending(id: string, secret: string | null): Promise<boolean>;
+  /** Makes the pending secret the one sign-in checks, if it is still `secret`; false otherwise. */
+  confirmTotp(id: string, secret: string, step: number): Promise<boolean>;
+  /** Removes TOTP (pending and confirmed) and ends the operator's sessions; false when unknown. */
+  resetTotp(name: string): Promise<boolean>;
+  /** Accepts a code's time step once: false when that step (or a later one) was used already. */
+  useTotpStep(id: string, step: number): Promise<boolean>;
+  /** Changes the role; false when unknown. */
+  setRole(name: string, role: OperatorRole): Promise<boolean>;
   recordFailure(id: string, now: number, policy: LockoutPolicy): Promise<number>;
   clearFailures(id: string): Promise<void>;
   insertSession(session: OperatorSessionRow): Promise<void>;

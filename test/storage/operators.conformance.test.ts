@@ -11,7 +11,7 @@ const ops = () => store().operators;
 
 function operator(overrides: Partial<OperatorRecord> = {}): OperatorRecord {
   const name = unique('op');
-  return { id: `id-${name}`, name, role: 'admin', passwordHash: '$argon2id$x', createdAt: 1_000, failures: 0, lockedUntil: 0, ...overrides };
+  return { id: `id-${name}`, name, role: 'admin', passwordHash: '$argon2id$x', createdAt: 1_000, failures: 0, lockedUntil: 0, totp: false, totpSecret: null, totpPending: null, totpLastStep: 0, ...overrides };
 }
 
 test('create, then byName and list; a second operator of the same name is taken', async () => {
@@ -21,7 +21,7 @@ test('create, then byName and list; a second operator of the same name is taken'
   assert.equal(await ops().create({ ...operator(), name: op.name }), 'taken');
   assert.deepEqual(await ops().byName(op.name), op);
   assert.equal(await ops().byName('nobody-of-that-name'), null);
-  assert.deepEqual((await ops().list()).find((o) => o.name === op.name), { id: op.id, name: op.name, role: 'viewer', createdAt: 1_000 });
+  assert.deepEqual((await ops().list()).find((o) => o.name === op.name), { id: op.id, name: op.name, role: 'viewer', createdAt: 1_000, totp: false });
   assert.equal(await ops().count(), before + 1);
 });
 
@@ -43,7 +43,7 @@ test('sessions: found by digest until they expire; deleted one by one, with a ne
   await ops().create(op);
   const digests = [unique('dg'), unique('dg'), unique('dg')];
   for (const digest of digests) await ops().insertSession({ digest, operatorId: op.id, createdAt: 1_000, expiresAt: 5_000 });
-  const seen = { id: op.id, name: op.name, role: op.role, createdAt: op.createdAt };
+  const seen = { id: op.id, name: op.name, role: op.role, createdAt: op.createdAt, totp: false };
   assert.deepEqual(await ops().bySession(digests[0], 4_999), seen);
   assert.equal(await ops().bySession(digests[0], 5_000), null, 'expired');
   await ops().deleteSession(digests[0]);

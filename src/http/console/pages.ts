@@ -69,6 +69,7 @@ button.destructive{background:#cf222e}button.destructive:hover{background:#a40e2
 .card.danger{border:1px solid #cf222e}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem}.actions form{margin:0}.actions button{width:auto;margin:0}
 code.secret{display:inline-block;padding:.35rem .5rem;background:#fff;border:1px dashed #1a7f37;font-size:1rem}
+pre{overflow:auto;background:#f6f8fa;padding:.75rem;border-radius:.375rem;font:.85rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:0}
 .qr{width:12rem;height:12rem;display:block;margin:.5rem 0 1rem}
 @media (max-width:40rem){
  header{padding:.75rem 1rem}

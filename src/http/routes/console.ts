@@ -9,6 +9,8 @@ import { registerConsoleData } from './console-data.ts';
 import { registerConsolePush } from './console-push.ts';
 import type { PushService } from '../../push/service.ts';
 import type { Store } from '../../storage/store.ts';
+import { registerConsoleUserRoutes } from './console-users.ts';
+import type { UserAdmin } from '../../accounts/user-admin.ts';
 import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage } from '../console/pages.ts';
 import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
@@ -68,6 +70,7 @@ export interface ConsoleDeps {
   store: Store;
   secret: string;
   push: PushService;
+  users: UserAdmin;
 }
 
 export async function registerConsoleRoutes(app: FastifyInstance, options: ConsoleDeps): Promise<void> {
@@ -117,6 +120,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     // The data browser and push act through the REST API (the root instance) with the app's master key.
     await registerConsoleData(scope, { ...options, root: app });
     await registerConsolePush(scope, { ...options, root: app });
+    await registerConsoleUserRoutes(scope, options);
 
     const open = { config: { console: 'public' as const } };
 

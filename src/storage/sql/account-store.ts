@@ -93,6 +93,15 @@ export class SqlAccountStore implements AccountStore {
     return ring.filter((column) => row[column] !== null && Number(row[column]) > now - windowMs).length;
   }
 
+  async loginLockedUntil(appId: string, userId: string, now: number, windowMs: number): Promise<number> {
+    const { rows } = await sql<{ at1: number | string | null; at7: number | string | null }>`SELECT at1, at7 FROM login_attempts
+      WHERE app_id = ${appId} AND user_id = ${userId}`.execute(this.db);
+    const row = rows[0];
+    if (!row || row.at1 === null || row.at7 === null) return 0;
+    const [first, last] = [Number(row.at1), Number(row.at7)];
+    return first > last - windowMs && last > now - windowMs ? last + windowMs : 0;
+  }
+
   async recordLoginFailure(appId: string, userId: string, at: number): Promise<void> {
     await this.shiftIn(appId, userId, at, sql``);
   }

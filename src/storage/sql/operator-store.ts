@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { processSecretBox, type SecretBox } from '../../lib/secret-box.ts';
 import type { AuditEntry, LockoutPolicy, Operator, OperatorRecord, OperatorRole, OperatorSessionRow, OperatorStore } from '../operator-store.ts';
 
 interface OperatorRow {
@@ -9,17 +10,32 @@ interface OperatorRow {
   password_hash?: string;
   failures?: number | string;
   locked_until?: number | string;
+  totp_secret?: string | null;
+  totp_pending?: string | null;
+  totp_last_step?: number | string;
 }
 
 function toOperator(row: OperatorRow): Operator {
-  return { id: row.id, name: row.name, role: row.role as OperatorRole, createdAt: Number(row.created_at) };
+  return { id: row.id, name: row.name, role: row.role as OperatorRole, createdAt: Number(row.created_at), totp: Boolean(row.totp_secret) };
 }
 
-/** OperatorStore on SQL (tables operators, operator_sessions, operator_audit); one text for both databases. */
+/** The columns toOperator reads. */
+const operatorColumns = sql`o.id, o.name, o.role, o.created_at, o.totp_secret IS NOT NULL AND o.totp_secret <> '' AS totp_secret`;
+
+/**
+ * OperatorStore on SQL (tables operators, operator_sessions, operator_audit); one text for both databases.
+ * TOTP secrets are sealed with the server's secret box, as the application keys are.
+ */
 export class SqlOperatorStore implements OperatorStore {
   private readonly db: Kysely<any>;
-  constructor(options: { db: Kysely<any> }) {
+  private readonly secrets: SecretBox;
+  constructor(options: { db: Kysely<any>; secrets?: SecretBox }) {
     this.db = options.db;
+    this.secrets = options.secrets ?? processSecretBox();
+  }
+
+  private open(value: string | null | undefined): string | null {
+    return value ? this.secrets.open(value) : null;
   }
 
   async create(op: OperatorRecord): Promise<'created' | 'taken'> {
@@ -30,15 +46,23 @@ export class SqlOperatorStore implements OperatorStore {
   }
 
   async byName(name: string): Promise<OperatorRecord | null> {
-    const { rows } = await sql<Required<OperatorRow>>`SELECT id, name, role, created_at, password_hash, failures, locked_until
-      FROM operators WHERE name = ${name}`.execute(this.db);
+    const { rows } = await sql<Required<OperatorRow>>`SELECT id, name, role, created_at, password_hash, failures, locked_until,
+        totp_secret, totp_pending, totp_last_step FROM operators WHERE name = ${name}`.execute(this.db);
     const row = rows[0];
     if (!row) return null;
-    return { ...toOperator(row), passwordHash: row.password_hash, failures: Number(row.failures), lockedUntil: Number(row.locked_until) };
+    return {
+      ...toOperator(row),
+      passwordHash: row.password_hash,
+      failures: Number(row.failures),
+      lockedUntil: Number(row.locked_until),
+      totpSecret: this.open(row.totp_secret),
+      totpPending: this.open(row.totp_pending),
+      totpLastStep: Number(row.totp_last_step),
+    };
   }
 
   async list(): Promise<Operator[]> {
-    const { rows } = await sql<OperatorRow>`SELECT id, name, role, created_at FROM operators ORDER BY name`.execute(this.db);
+    const { rows } = await sql<OperatorRow>`SELECT ${operatorColumns} FROM operators o ORDER BY o.name`.execute(this.db);
     return rows.map(toOperator);
   }
 
@@ -66,6 +90,43 @@ export class SqlOperatorStore implements OperatorStore {
     });
   }
 
+  async setTotpPending(id: string, secret: string | null): Promise<boolean> {
+    const sealed = secret === null ? null : this.secrets.seal(secret);
+    const result = await sql`UPDATE operators SET totp_pending = ${sealed} WHERE id = ${id}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  async confirmTotp(id: string, secret: string, step: number): Promise<boolean> {
+    // Compared opened, not as sealed text: sealing is randomised. One transaction, so a second enrolment in between loses.
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ totp_pending: string | null }>`SELECT totp_pending FROM operators WHERE id = ${id}`.execute(trx);
+      if (this.open(rows[0]?.totp_pending) !== secret) return false;
+      await sql`UPDATE operators SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ${step} WHERE id = ${id}`.execute(trx);
+      return true;
+    });
+  }
+
+  async resetTotp(name: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string }>`UPDATE operators SET totp_secret = NULL, totp_pending = NULL, totp_last_step = 0
+        WHERE name = ${name} RETURNING id`.execute(trx);
+      if (!rows[0]) return false;
+      await sql`DELETE FROM operator_sessions WHERE operator_id = ${rows[0].id}`.execute(trx);
+      return true;
+    });
+  }
+
+  async useTotpStep(id: string, step: number): Promise<boolean> {
+    // One statement: of two sign-ins with the same code at once, one wins.
+    const result = await sql`UPDATE operators SET totp_last_step = ${step} WHERE id = ${id} AND totp_last_step < ${step}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  async setRole(name: string, role: OperatorRole): Promise<boolean> {
+    const result = await sql`UPDATE operators SET role = ${role} WHERE name = ${name}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
   async recordFailure(id: string, now: number, policy: LockoutPolicy): Promise<number> {
     // One statement: two nodes counting failures together never lose one.
     const { rows } = await sql<{ locked_until: number | string }>`UPDATE operators SET failures = failures + 1,
@@ -86,7 +147,7 @@ export class SqlOperatorStore implements OperatorStore {
   }
 
   async bySession(digest: string, now: number): Promise<Operator | null> {
-    const { rows } = await sql<OperatorRow>`SELECT o.id, o.name, o.role, o.created_at FROM operator_sessions s
+    const { rows } = await sql<OperatorRow>`SELECT ${operatorColumns} FROM operator_sessions s
       JOIN operators o ON o.id = s.operator_id WHERE s.digest = ${digest} AND s.expires_at > ${now}`.execute(this.db);
     return rows[0] ? toOperator(rows[0]) : null;
   }

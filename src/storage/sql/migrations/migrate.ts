@@ -12,6 +12,7 @@ import { classIndexBuilds } from './0009_class_index_builds.ts';
 import { appRetiredKeys } from './0010_app_retired_keys.ts';
 import { operators } from './0011_operators.ts';
 import { sqliteValueSamples } from './0012_sqlite_value_samples.ts';
+import { operatorTotp } from './0013_operator_totp.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -37,6 +38,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0010_app_retired_keys', appRetiredKeys],
   ['0011_operators', operators],
   ['0012_sqlite_value_samples', sqliteValueSamples],
+  ['0013_operator_totp', operatorTotp],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
