@@ -13,9 +13,10 @@ export class LcDevice {
   autoAck = true;
   private waiters: Array<() => void> = [];
 
-  static async open(url: string, protocols: string[] = ['lc.protobuf2.3']): Promise<LcDevice> {
+  /** `options`: TLS settings for a wss:// address (the CA of a test certificate). */
+  static async open(url: string, protocols: string[] = ['lc.protobuf2.3'], options: WebSocket.ClientOptions = {}): Promise<LcDevice> {
     const device = new LcDevice();
-    const socket = new WebSocket(url, protocols, { perMessageDeflate: false });
+    const socket = new WebSocket(url, protocols, { perMessageDeflate: false, ...options });
     device.socket = socket;
     socket.on('message', (raw, isBinary) => {
       const frame = isBinary ? decodeCommand(raw as Buffer) : null;
