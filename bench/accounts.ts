@@ -391,11 +391,11 @@ async function main(): Promise<void> {
     const loginShare = median(login.roostRuns.map((run, i) => run.rps / hashLimits[i].rate));
     const loginCpuMs = median(login.roostRuns.map((run) => (run.serverCpu / run.rps) * 1000));
     const hashCpuMs = median(hashLimits.map((h) => (h.cpu / h.rate) * 1000));
-    const meOk = me.ratio >= 5;
+    const meOk = me.ratio >= 10;
     const loginOk = loginShare >= 0.9;
     const params = hashLimits[0].params;
     const verdict = [
-      `- users/me: Roost ${me.ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 5×): ${meOk ? 'met' : 'MISSED'}`,
+      `- users/me: Roost ${me.ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 10×, issue 14): ${meOk ? 'met' : 'MISSED'}`,
       `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginOk ? 'met' : 'MISSED'} — ${fixed(login.roost, 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, the better of ${(hashLimits[0].ways ?? [{ workers: connections }]).map((w) => w.workers).join(' and ')} checks at a time)`,
       `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
     ].join('\n');
@@ -409,7 +409,7 @@ async function main(): Promise<void> {
         `## Accounts (issue 3): Roost against Parse Server, and the password-hash limit
 
 Run ${when} on ${machine()}.
-${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process right before and right after Roost's login run of every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, ${connections} at a time, libuv's default pool as in Roost), and login is read against the mean of the two. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
+${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process right before and right after Roost's login run of every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, the better of ${connections} at a time on libuv's default pool and one per core as Roost's PasswordHasher runs them), and login is read against the mean of the two. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
 
 ${table(headers, body)}
 
