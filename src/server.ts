@@ -173,7 +173,6 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     clock,
     schemas,
     readRules: { [installationClass]: mayTouchInstallation },
-    schemaCacheMs: config.appCacheMs,
     fileUrl: signedFiles ? (url) => signedFiles.sign(url) : undefined,
   });
   const mailer =

@@ -23,7 +23,7 @@ test('the loader lists every migration file of the folder, in name order', () =>
 const tables = [
   'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
   'operator_audit', 'operator_sessions', 'operators',
-  'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relation_keys', 'relations',
+  'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relations',
   'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
@@ -91,6 +91,37 @@ test('0012 drops the value samples an older import left in a SQLite database, ke
     try {
       assert.equal((after.prepare('SELECT count(*) AS n FROM sqlite_stat4').get() as { n: number }).n, 0);
       assert.ok((after.prepare(`SELECT count(*) AS n FROM sqlite_stat1 WHERE tbl = 'objects'`).get() as { n: number }).n > 0);
+    } finally {
+      after.close();
+    }
+  } finally {
+    await database.drop();
+  }
+});
+
+// 0014: relation fields are recorded once, in class_fields; relation_keys' fields are copied over and it goes.
+test('0014 moves the relation fields relation_keys alone knew into class_fields, keeps those it has, and drops relation_keys', { skip: process.env.DATABASE_URL ? 'SQLite only' : false }, async () => {
+  const database = await testDatabase();
+  try {
+    await (await database.open()).close();
+    const db = new Database(database.env.SQLITE_PATH);
+    db.exec(`CREATE TABLE relation_keys (app_id TEXT NOT NULL, class_name TEXT NOT NULL, key TEXT NOT NULL, target_class TEXT NOT NULL,
+      PRIMARY KEY (app_id, class_name, key))`);
+    db.exec(`INSERT INTO relation_keys VALUES ('a', '_User', 'favourites', 'Post'), ('a', 'Post', 'likes', '_User')`);
+    db.exec(`INSERT INTO class_fields (app_id, class_name, name, type) VALUES ('a', 'Post', 'likes', '{"type":"Relation","className":"_User"}'),
+      ('a', 'Post', 'title', '{"type":"String"}')`);
+    db.prepare(`DELETE FROM kysely_migration WHERE name = '0014_relation_fields_in_class_fields'`).run();
+    db.close();
+    await (await database.open()).close();
+    const after = new Database(database.env.SQLITE_PATH, { readonly: true });
+    try {
+      const rows = after.prepare('SELECT class_name, name, type FROM class_fields ORDER BY class_name, name').all();
+      assert.deepEqual(rows, [
+        { class_name: 'Post', name: 'likes', type: '{"type":"Relation","className":"_User"}' },
+        { class_name: 'Post', name: 'title', type: '{"type":"String"}' },
+        { class_name: '_User', name: 'favourites', type: '{"type":"Relation","className":"Post"}' },
+      ]);
+      assert.equal((after.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'relation_keys'`).get() as { n: number }).n, 0);
     } finally {
       after.close();
     }

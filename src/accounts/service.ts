@@ -180,6 +180,7 @@ export class AccountService {
     const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
     const write = parseUpdateBody(plan.rest, caller.master);
     await this.schemas.checkOperations(caller.appId, userClass, write.operations);
+    const relations = relationChanges(write.operations);
     const settings = mergeSettings(caller.app.settings);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     let emailChanged = false;
@@ -207,13 +208,14 @@ export class AccountService {
         };
       },
       conditionFor(caller, condition),
-      relationChanges(write.operations),
+      relations,
       // A user updating itself: the row its session lookup read stands in for the store's read while unchanged.
       caller.sessionUser ?? undefined,
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });
     const updated = settle(outcome, ref);
+    this.schemas.knowRelations(caller.appId, userClass, relations);
     if (emailChanged && emailNeedsVerifying(updated, settings)) this.onEmailToVerify?.(caller.app, updated);
     return updated;
   }

@@ -115,6 +115,7 @@ export class UserCreation {
       if (outcome.ok && draft.relations.length > 0) {
         const added = await this.store.relations.change({ appId: caller.appId, className: '_User', objectId }, draft.relations);
         if (!added.ok) fail('invalidRelation');
+        this.schemas.knowRelations(caller.appId, '_User', draft.relations);
       }
       if (outcome.ok && emailNeedsVerifying(outcome.object, draft.settings)) this.onEmailToVerify?.(caller.app, outcome.object);
       return { outcome, user, sessionToken: session.token, usernameDefaulted: draft.usernameDefaulted };

@@ -1,7 +1,7 @@
 import { fail } from '../lib/errors.ts';
-import type { Clock } from '../lib/clock.ts';
-import { dictionary, own, table } from '../lib/lookup.ts';
-import type { RelationChange, RelationStore } from '../storage/relation-store.ts';
+import { own, table } from '../lib/lookup.ts';
+import type { RelationChange } from '../storage/relation-store.ts';
+import type { ClassSchemas } from './schemas.ts';
 import type { JsonObject, StoredJson, StoredObject, Where } from './types.ts';
 import { builtInClasses, classNamePattern, isObject } from './values.ts';
 
@@ -69,42 +69,22 @@ export function holdsRelationOrNothing(value: unknown): boolean {
 /** Relation fields of a class, by name, with the class each points to. */
 export type RelationFields = Readonly<Record<string, string>>;
 
-/** Relation fields every object of a built-in class has, written or not (reference §6: every role reads both). */
-const builtInFields = table<RelationFields>({ _Role: { roles: '_Role', users: '_User' } });
-
 /**
- * Which fields of each class are relations, read once per class and node and kept: a field's type never
- * changes once set, so what this node writes is known at once; a field another node makes a relation
- * is seen within `cacheMs`.
+ * Which fields of each class are relations, and the class each relates to: the class schema's Relation
+ * fields (src/objects/schemas.ts, their one record; `_Role`'s `users` and `roles` built in), read once
+ * per class and node and kept. A field's type never changes once set, so what this node writes is known
+ * at once (`learn`); a field another node makes a relation is seen within the schema's cache time.
  */
 export class RelationSchema {
-  private readonly store: RelationStore;
-  private readonly clock: Clock;
-  private readonly cacheMs: number;
-  private readonly cache = new Map<string, { fields: Promise<RelationFields>; until: number }>();
+  private readonly schemas: Pick<ClassSchemas, 'relationFields' | 'knowRelations'>;
 
-  constructor(options: { store: RelationStore; clock: Clock; cacheMs: number }) {
-    this.store = options.store;
-    this.clock = options.clock;
-    this.cacheMs = options.cacheMs;
+  constructor(options: { schemas: Pick<ClassSchemas, 'relationFields' | 'knowRelations'> }) {
+    this.schemas = options.schemas;
   }
 
   /** The relation fields of a class ({} for most classes). */
   fieldsOf(appId: string, className: string): Promise<RelationFields> {
-    const cacheKey = `${appId}\u0000${className}`;
-    const now = this.clock.now();
-    const cached = this.cache.get(cacheKey);
-    if (cached && cached.until > now) return cached.fields;
-    const fields = this.store.keysOf(appId, className).then(
-      (stored) => ({ ...own(builtInFields, className), ...dictionary(stored) }),
-      (error: unknown) => {
-        this.cache.delete(cacheKey);
-        throw error;
-      },
-    );
-    if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(cacheKey, { fields, until: now + this.cacheMs });
-    return fields;
+    return this.schemas.relationFields(appId, className);
   }
 
   /** The class a relation field points to; `className` itself when the field is not a relation. */
@@ -124,12 +104,7 @@ export class RelationSchema {
 
   /** What this node wrote is known here at once. */
   learn(appId: string, className: string, changes: readonly RelationChange[]): void {
-    if (changes.length === 0) return;
-    const cacheKey = `${appId}\u0000${className}`;
-    const cached = this.cache.get(cacheKey);
-    if (!cached) return;
-    const added = Object.fromEntries(changes.map((change) => [change.key, change.targetClass]));
-    this.cache.set(cacheKey, { fields: cached.fields.then((fields) => ({ ...fields, ...added })), until: cached.until });
+    this.schemas.knowRelations(appId, className, changes);
   }
 }
 

@@ -21,6 +21,8 @@ interface ClassEntry {
   /** When `defaults` (and the fields other nodes added) were last read; 0: never. */
   loadedAt: number;
   reading: Promise<void> | null;
+  /** The Relation fields of `known` (and the built-in ones) by name, with the class each relates to; null: to be worked out again. */
+  relations: Readonly<Record<string, string>> | null;
 }
 
 /** Classes whose fields one node remembers; past this the memory starts over (types are only re-read). */
@@ -79,13 +81,33 @@ export class ClassSchemas {
     return filled;
   }
 
-  /** The class's Relation fields and the class each relates to (read descriptors come from these). */
-  async relationFields(appId: string, className: string): Promise<Map<string, string>> {
-    const relations = new Map<string, string>();
-    for (const [name, type] of this.typesOf(className, (await this.loaded(appId, className)).known)) {
-      if (type.type === 'Relation' && type.className !== undefined) relations.set(name, type.className);
+  /**
+   * The class's Relation fields and the class each relates to (every read's descriptors, a where's
+   * relation fields): the schema is their one record (migration 0014).
+   */
+  async relationFields(appId: string, className: string): Promise<Readonly<Record<string, string>>> {
+    const entry = await this.loaded(appId, className);
+    if (entry.relations === null) {
+      const relations = dictionary<string>();
+      for (const [name, type] of this.typesOf(className, entry.known)) {
+        if (type.type === 'Relation' && type.className !== undefined) relations[name] = type.className;
+      }
+      entry.relations = relations;
     }
-    return relations;
+    return entry.relations;
+  }
+
+  /**
+   * What a write's relation changes made of their fields, known on this node at once (a relation op
+   * that fixed a field did so in the store, in the write's own transaction: src/storage/sql/relation-store.ts).
+   */
+  knowRelations(appId: string, className: string, changes: ReadonlyArray<{ key: string; targetClass: string }>): void {
+    if (changes.length === 0) return;
+    const entry = this.entry(appId, className);
+    for (const { key, targetClass } of changes) {
+      if (!entry.known.has(key)) entry.known.set(key, { type: 'Relation', className: targetClass });
+    }
+    entry.relations = null;
   }
 
   /** Every field's type as this node knows it (built-in ones included), re-read at most every cacheMs. */
@@ -140,6 +162,7 @@ export class ClassSchemas {
     if (unknown !== null) {
       const kept = await this.store.learn(appId, className, [...unknown.values()]);
       for (const [name, type] of kept) entry.known.set(name, type);
+      entry.relations = null;
     }
     for (const [name, written] of writes) {
       if (written === null || written.isNull) continue;
@@ -155,7 +178,7 @@ export class ClassSchemas {
     let entry = this.cache.get(key);
     if (entry === undefined) {
       if (this.cache.size >= maxCachedClasses) this.cache.clear();
-      entry = { known: new Map(), defaults: new Map(), loadedAt: 0, reading: null };
+      entry = { known: new Map(), defaults: new Map(), loadedAt: 0, reading: null, relations: null };
       this.cache.set(key, entry);
     }
     return entry;
@@ -171,6 +194,7 @@ export class ClassSchemas {
         entry.defaults = new Map();
         for (const field of fields) {
           entry.known.set(field.name, field.type);
+          entry.relations = null;
           if (field.default !== undefined) entry.defaults.set(field.name, field.default);
         }
         entry.loadedAt = now;

@@ -120,7 +120,6 @@ export class ObjectService {
     clock: Clock;
     schemas: ClassSchemas;
     readRules?: Record<string, ReadRule>;
-    schemaCacheMs?: number;
     fileUrl?: (url: string) => string;
   }) {
     this.fileUrl = options.fileUrl ?? ((url) => url);
@@ -128,7 +127,7 @@ export class ObjectService {
     this.clock = options.clock;
     this.schemas = options.schemas;
     this.readRules = options.readRules ?? {};
-    this.relations = new RelationSchema({ store: options.store.relations, clock: options.clock, cacheMs: options.schemaCacheMs ?? 1000 });
+    this.relations = new RelationSchema({ schemas: options.schemas });
   }
 
   /** The object as read: its relation fields as descriptors (src/objects/relations.ts). */

@@ -20,7 +20,7 @@ interface AppRow {
 
 /** Tables holding an application's data, by app_id: what deleting an application removes. */
 const appTables = [
-  'objects', 'relations', 'relation_keys', 'class_fields', 'class_indexes', 'auth_identities', 'login_attempts',
+  'objects', 'relations', 'class_fields', 'class_indexes', 'auth_identities', 'login_attempts',
   'mail_tokens', 'push_schedule', 'push_notifications', 'push_pages', 'push_mailbox', 'push_counts', 'push_req_ids',
   'push_vendor_outbox', 'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
 ];

@@ -5,18 +5,26 @@ import type { RelationChange, RelationOutcome, RelationStore, RelationTargets } 
 import type { Sql, SqlDialect } from './dialect.ts';
 
 /**
- * The relation rows (migration 0005): `relations` holds one row per member, `relation_keys` the target
- * class of each relation field. Statements here run inside the caller's transaction when given one, so
- * an object write and its relation changes commit together.
+ * The relation rows (migration 0005): `relations` holds one row per member; the target class of each
+ * relation field is the class schema's (class_fields, migration 0014), its one record. Statements here
+ * run inside the caller's transaction when given one, so an object write and its relation changes
+ * commit together.
  */
 
-/** Fixes the field's target class if it has none yet; the class in force afterwards. */
+/** The schema's type of a relation field, as src/storage/sql/schema-store.ts keeps types. */
+const relationType = (targetClass: string) => JSON.stringify({ type: 'Relation', className: targetClass });
+
+/**
+ * Fixes the field as a relation to `targetClass` if the class has no such field yet; the class in
+ * force afterwards (the field's type name when a write of another type got there first).
+ */
 async function declareKey(db: Kysely<any>, appId: string, className: string, key: string, targetClass: string): Promise<string> {
-  await sql`INSERT INTO relation_keys (app_id, class_name, key, target_class) VALUES (${appId}, ${className}, ${key}, ${targetClass})
-    ON CONFLICT (app_id, class_name, key) DO NOTHING`.execute(db);
-  const { rows } = await sql<{ target_class: string }>`SELECT target_class FROM relation_keys
-    WHERE app_id = ${appId} AND class_name = ${className} AND key = ${key}`.execute(db);
-  return rows[0].target_class;
+  await sql`INSERT INTO class_fields (app_id, class_name, name, type) VALUES (${appId}, ${className}, ${key}, ${relationType(targetClass)})
+    ON CONFLICT (app_id, class_name, name) DO NOTHING`.execute(db);
+  const { rows } = await sql<{ type: string }>`SELECT type FROM class_fields
+    WHERE app_id = ${appId} AND class_name = ${className} AND name = ${key}`.execute(db);
+  const kept = JSON.parse(rows[0].type) as { type: string; className?: string };
+  return kept.type === 'Relation' && kept.className !== undefined ? kept.className : kept.type;
 }
 
 /**
@@ -121,10 +129,14 @@ export class SqlRelationStore implements RelationStore {
   }
 
   async keysOf(appId: string, className: string): Promise<Record<string, string>> {
-    const { rows } = await sql<{ key: string; target_class: string }>`SELECT key, target_class FROM relation_keys
+    const { rows } = await sql<{ name: string; type: string }>`SELECT name, type FROM class_fields
       WHERE app_id = ${appId} AND class_name = ${className}`.execute(this.db);
+    const relations: Array<[string, string]> = [];
+    for (const row of rows) {
+      const type = JSON.parse(row.type) as { type: string; className?: string };
+      if (type.type === 'Relation' && type.className !== undefined) relations.push([row.name, type.className]);
+    }
     // Sorted here: the databases' collations may order mixed case differently.
-    const sorted = rows.map((row): [string, string] => [row.key, row.target_class]).sort(([a], [b]) => (a < b ? -1 : 1));
-    return Object.fromEntries(sorted);
+    return Object.fromEntries(relations.sort(([a], [b]) => (a < b ? -1 : 1)));
   }
 }

@@ -13,6 +13,7 @@ import { appRetiredKeys } from './0010_app_retired_keys.ts';
 import { operators } from './0011_operators.ts';
 import { sqliteValueSamples } from './0012_sqlite_value_samples.ts';
 import { operatorTotp } from './0013_operator_totp.ts';
+import { relationFieldsInClassFields } from './0014_relation_fields_in_class_fields.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -39,6 +40,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0011_operators', operators],
   ['0012_sqlite_value_samples', sqliteValueSamples],
   ['0013_operator_totp', operatorTotp],
+  ['0014_relation_fields_in_class_fields', relationFieldsInClassFields],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
