@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
+import * as OTPAuth from 'otpauth';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
 import { ConsoleClient } from './helpers/console.ts';
@@ -48,6 +49,14 @@ test('passwd replaces the password and ends sessions; delete removes the operato
   assert.equal((await c.signIn('vera', first)).status, 401);
   assert.equal((await c.signIn('vera', second)).status, 200);
   assert.equal((await c.request('GET', '/console/api/session')).body.operator.role, 'viewer');
+  // totp-reset: a lost phone; the operator signs in with the password alone again, its sessions ended.
+  const enrol = await c.change('POST', '/console/api/account/totp');
+  const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrol.body.secret) }).generate();
+  assert.equal((await c.change('POST', '/console/api/account/totp/confirm', { code })).status, 200);
+  assert.equal((await new ConsoleClient(t.url).signIn('vera', second)).status, 401, 'TOTP on: a code is needed');
+  assert.deepEqual(await roostCli(database.env, 'operator', 'totp-reset', 'vera'), { code: 0, stdout: 'operator TOTP removed: vera\n', stderr: '' });
+  assert.equal((await c.request('GET', '/console/api/session')).status, 401, 'the sessions ended');
+  assert.equal((await c.signIn('vera', second)).status, 200);
   const deleted = await roostCli(database.env, 'operator', 'delete', 'vera');
   assert.deepEqual([deleted.code, deleted.stdout], [0, 'operator deleted: vera\n']);
   assert.equal((await c.request('GET', '/console/api/apps')).status, 401);

@@ -176,7 +176,7 @@ test('the operators list: names, roles and creation, never a hash', async () => 
   const res = await c.request('GET', '/console/api/operators');
   assert.equal(res.status, 200);
   const vic = res.body.results.find((o: { name: string }) => o.name === 'vic');
-  assert.deepEqual(Object.keys(vic), ['name', 'role', 'createdAt']);
+  assert.deepEqual(Object.keys(vic), ['name', 'role', 'totp', 'createdAt']);
   assert.equal(vic.role, 'viewer');
   const page = await c.request('GET', '/console/operators');
   assert.equal(page.status, 200);

@@ -14,7 +14,7 @@ const namePattern = /^[A-Za-z0-9._@-]{1,64}$/;
 
 export type SignIn =
   | { ok: true; token: string; operator: Operator }
-  | { ok: false; reason: 'wrong' | 'locked' | 'codeNeeded'; lockedUntil?: number };
+  | { ok: false; reason: 'wrong' | 'locked' | 'codeNeeded' | 'wrongCode'; lockedUntil?: number };
 
 /** A TOTP being enrolled: shown once, as the secret and the otpauth URI an authenticator app reads (QR). */
 export interface TotpEnrolment {
@@ -147,7 +147,7 @@ export class OperatorService {
       if (!(await this.acceptCode(record.id, record.name, record.totpSecret, code, now))) {
         const lockedUntil = await this.store.recordFailure(record.id, now, this.lockout);
         if (lockedUntil > 0) await this.audit('console', 'operator.locked', name, { until: new Date(lockedUntil).toISOString() });
-        return { ok: false, reason: lockedUntil > 0 ? 'locked' : 'wrong', lockedUntil: lockedUntil || undefined };
+        return { ok: false, reason: lockedUntil > 0 ? 'locked' : 'wrongCode', lockedUntil: lockedUntil || undefined };
       }
     }
     if (record.failures > 0) await this.store.clearFailures(record.id);

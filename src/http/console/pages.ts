@@ -90,7 +90,7 @@ export interface PageSession {
   csrf: string;
 }
 
-export type Section = 'apps' | 'operators' | 'audit';
+export type Section = 'apps' | 'operators' | 'audit' | 'account';
 
 export const h = escapeHtml;
 
@@ -103,7 +103,7 @@ export function banner(session: PageSession, section: Section): string {
     `<a href="/console/${to}"${to === section ? ' aria-current="page"' : ''}>${text}</a>`;
   return `<header>
 <a class="brand" href="/console/apps">Roost console</a>
-<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}</nav>
+<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}${link('account', 'Your account')}</nav>
 <form method="post" action="/console/sign-out">${csrfField(session)}
 <span class="who">${h(session.operator.name)} (${session.operator.role})</span>
 <button type="submit">Sign out</button></form>
@@ -147,6 +147,8 @@ ${error}<form method="post" action="/console/sign-in">
 <input id="name" name="name" autocomplete="username" required${again ? '' : ' autofocus'} value="${h(options.name ?? '')}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${again ? ' autofocus' : ''}>
+<label for="code">Authenticator code <span class="hint">Only if you set up TOTP</span></label>
+<input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}">
 <button type="submit">Sign in</button>
 </form>
 </div>
@@ -199,19 +201,6 @@ export function auditPage(reply: FastifyReply, session: PageSession, entries: Au
 ${rows}
 </tbody></table></div>`;
   return send(reply, 200, document('Audit log', banner(session, 'audit'), main));
-}
-
-export function operatorsPage(reply: FastifyReply, session: PageSession, operators: Operator[]): FastifyReply {
-  const rows = operators
-    .map((op) => `<tr><td data-label="Name">${h(op.name)}</td><td data-label="Role">${op.role}</td><td data-label="Created">${date(op.createdAt)}</td></tr>`)
-    .join('\n');
-  const main = `<div class="card"><h1>Operators</h1>
-<table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Created</th></tr></thead>
-<tbody>
-${rows}
-</tbody></table>
-<p class="muted">Operators are managed on the server: <code>roost operator create|passwd|delete NAME</code>.</p></div>`;
-  return send(reply, 200, document('Operators', banner(session, 'operators'), main));
 }
 
 export function messagePage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {

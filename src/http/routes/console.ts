@@ -11,7 +11,8 @@ import type { PushService } from '../../push/service.ts';
 import type { Store } from '../../storage/store.ts';
 import { registerConsoleUserRoutes } from './console-users.ts';
 import type { UserAdmin } from '../../accounts/user-admin.ts';
-import { appsPage, auditPage, consoleHeaders, messagePage, operatorsPage, signInPage } from '../console/pages.ts';
+import { appsPage, auditPage, consoleHeaders, messagePage, signInPage } from '../console/pages.ts';
+import { registerConsoleOperatorRoutes } from './console-operators.ts';
 import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
 /** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
@@ -121,16 +122,21 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     await registerConsoleData(scope, { ...options, root: app });
     await registerConsolePush(scope, { ...options, root: app });
     await registerConsoleUserRoutes(scope, options);
+    await registerConsoleOperatorRoutes(scope, options);
 
     const open = { config: { console: 'public' as const } };
 
     const signIn = async (request: FastifyRequest, reply: FastifyReply) => {
       const name = field(request.body, 'name');
-      const outcome = await operators.signIn(name, field(request.body, 'password'));
+      const outcome = await operators.signIn(name, field(request.body, 'password'), field(request.body, 'code'));
       if (!outcome.ok) {
         const error = outcome.reason === 'locked'
           ? new ApiError('rateLimited', 'Too many failed sign-ins: this operator is locked for a while.')
-          : new ApiError('unauthorized', 'The name or the password is wrong.');
+          : outcome.reason === 'codeNeeded'
+            ? new ApiError('unauthorized', 'This operator uses TOTP: enter the password and the code from the authenticator app.')
+            : outcome.reason === 'wrongCode'
+              ? new ApiError('unauthorized', 'The code is wrong, expired or used already.')
+              : new ApiError('unauthorized', 'The name or the password is wrong.');
         if (!wantsHtml(request)) return refuse(request, reply, error);
         return signInPage(reply, error.status, { name: name.slice(0, maxNameLength), error: error.message });
       }
@@ -170,7 +176,6 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
       if (created instanceof ApiError) return wantsHtml(request) ? messagePage(reply, created.status, 'Not created', created.message) : refuse(request, reply, created);
       return appsPage(reply, session(request), await appList(), created);
     });
-    scope.get('/console/operators', operatorOnly, async (request, reply) => operatorsPage(reply, session(request), await operators.list()));
     scope.get('/console/audit', operatorOnly, async (request, reply) => auditPage(reply, session(request), await operators.listAudit(200)));
 
     scope.post('/console/api/sign-in', open, signIn);
@@ -189,8 +194,6 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
       if (created instanceof ApiError) return refuse(request, reply, created);
       return consoleHeaders(reply).status(201).send(created);
     });
-    scope.get('/console/api/operators', operatorOnly, async (_request, reply) =>
-      consoleHeaders(reply).send({ results: (await operators.list()).map(operatorView) }));
     scope.get('/console/api/audit', operatorOnly, async (_request, reply) => {
       const entries = await operators.listAudit(200);
       return consoleHeaders(reply).send({ results: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) });
