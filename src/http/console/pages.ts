@@ -63,6 +63,7 @@ nav.tabs a{padding:.35rem 0;text-decoration:none}
 nav.tabs a[aria-current=page]{font-weight:700;border-bottom:3px solid #1a56db;color:#1f2328}
 details{border-top:1px solid #d0d7de;padding:.6rem 0}
 summary{cursor:pointer;font-weight:600;color:#1a56db}
+td details{border:0;padding:0}td details .actions{margin-top:.5rem}
 button.secondary{background:#fff;color:#1f2328;border:1px solid #8c959f;width:auto;margin:0;padding:.35rem .8rem}
 button.secondary:hover{background:#f4f5f7}
 button.destructive{background:#cf222e}button.destructive:hover{background:#a40e26}
