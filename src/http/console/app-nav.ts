@@ -7,6 +7,9 @@ import { h } from './pages.ts';
 const tabs = [
   { id: 'settings', path: '', text: 'Settings and keys' },
   { id: 'users', path: '/users', text: 'Users' },
+  { id: 'data', path: '/data', text: 'Data' },
+  { id: 'installations', path: '/installations', text: 'Installations' },
+  { id: 'push', path: '/push', text: 'Push' },
 ] as const;
 
 export type AppTab = (typeof tabs)[number]['id'];

@@ -2,11 +2,10 @@ import type { FastifyReply } from 'fastify';
 import type { AppRecord } from '../../objects/types.ts';
 import type { ImportProblem, FileReport } from '../../import/importer.ts';
 import { banner, csrfField, document, h, send, type PageSession } from './pages.ts';
+import { appNav, type AppTab } from './app-nav.ts';
 import { cellText, columnsOf, filterOps, type BrowseInput } from './data-query.ts';
 
 /** The pages of the data browser (src/http/routes/console-data.ts): classes, objects, one object, indexes, import. */
-
-export type AppTab = 'data' | 'installations' | 'push';
 
 const enc = encodeURIComponent;
 
@@ -18,11 +17,10 @@ export function classBase(app: AppRecord, className: string): string {
   return `${appBase(app)}/data/${enc(className)}`;
 }
 
-/** The heading of every page of one application: its name, and tabs to its data, installations and push. */
+/** The heading of every page of one application: its name, and the application's tabs (app-nav.ts). */
 export function appHeader(app: AppRecord, tab: AppTab): string {
-  const link = (to: AppTab, text: string) => `<a href="${appBase(app)}/${to}"${to === tab ? ' aria-current="page"' : ''}>${text}</a>`;
-  return `<p class="crumbs"><a href="/console/apps">Applications</a> › ${h(app.name)} <code>${h(app.appId)}</code></p>
-<nav class="tabs" aria-label="Application">${link('data', 'Data')}${link('installations', 'Installations')}${link('push', 'Push')}</nav>`;
+  return `<p class="crumbs"><a href="/console/apps">Applications</a> › <a href="${appBase(app)}">${h(app.name)}</a></p>
+${appNav(app.appId, tab)}`;
 }
 
 export function notice(kind: 'error' | 'success', message: string): string {
@@ -120,7 +118,7 @@ ${body}
 ${admin ? `<a class="button" href="${base}/new">New object</a>` : ''}
 <a class="button" href="${base}/export" download>Export JSON lines</a>
 <a class="button" href="${base}/indexes">Indexes</a>
-${admin && rows.length ? `<form id="selected" method="post" action="${base}/delete">${csrfField(session)}<button type="submit" class="danger">Delete selected…</button></form>` : ''}
+${admin && rows.length ? `<form id="selected" method="post" action="${base}/delete">${csrfField(session)}<button type="submit" class="destructive">Delete selected…</button></form>` : ''}
 </div>`;
   const importForm = admin
     ? `<div class="card"><h2>Import</h2><p class="muted">A file in the format of <code>roost import</code>: one JSON object a line (.jsonl, .json, .ndjson, optionally .gz). Objects whose objectId is already there are skipped.</p>
@@ -164,7 +162,7 @@ export function objectPage(
 <textarea id="acl" name="acl" rows="5" spellcheck="false">${h(options.acl ?? JSON.stringify(object.ACL ?? {}, null, 2))}</textarea>
 <button type="submit">Save</button></form></div>
 <div class="card"><h2>Delete</h2><form method="post" action="${base}/delete">${csrfField(session)}<input type="hidden" name="o_${h(id)}" value="1">
-<button type="submit" class="danger">Delete this object…</button></form></div>`
+<button type="submit" class="destructive">Delete this object…</button></form></div>`
     : '';
   const main = `<div class="card"><p class="crumbs"><a href="${base}">${h(className)}</a></p><h1><code>${h(id)}</code></h1>
 ${options.error ? notice('error', options.error) : ''}${options.message ? notice('success', options.message) : ''}
@@ -192,7 +190,7 @@ export function confirmDeletePage(reply: FastifyReply, session: PageSession, app
 <ul>${ids.map((id) => `<li><code>${h(id)}</code></li>`).join('')}</ul>
 <form method="post" action="${base}/delete" class="actions">${csrfField(session)}<input type="hidden" name="confirm" value="yes">
 ${ids.map((id) => `<input type="hidden" name="o_${h(id)}" value="1">`).join('')}
-<button type="submit" class="danger">Delete</button><a href="${base}">Cancel</a></form></div>`;
+<button type="submit" class="destructive">Delete</button><a href="${base}">Cancel</a></form></div>`;
   return appPage(reply, session, app, 'data', `Delete from ${className}`, main);
 }
 
@@ -244,7 +242,7 @@ export function confirmDropPage(reply: FastifyReply, session: PageSession, app: 
   const main = `<div class="card"><h1>Drop the index ${h(name)} of ${h(className)}?</h1>
 <p>Queries that used it will scan the class.</p>
 <form method="post" action="${base}/indexes/${enc(name)}/drop" class="actions">${csrfField(session)}<input type="hidden" name="confirm" value="yes">
-<button type="submit" class="danger">Drop</button><a href="${base}/indexes">Cancel</a></form></div>`;
+<button type="submit" class="destructive">Drop</button><a href="${base}/indexes">Cancel</a></form></div>`;
   return appPage(reply, session, app, 'data', `Drop index ${name}`, main);
 }
 

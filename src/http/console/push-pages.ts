@@ -106,8 +106,9 @@ export function pushPage(reply: FastifyReply, session: PageSession, app: AppReco
     ? `<div class="card"><h1>Send a push</h1>
 ${view.error ? notice('error', view.error) : ''}${view.message ? notice('success', view.message) : ''}
 <form method="post" action="${base}/review">${csrfField(session)}
-<p><strong>Target</strong></p>
+<fieldset><legend>Target</legend>
 ${radio('target', 'all', 'All installations', input.target)}${radio('target', 'channels', 'Channels', input.target)}${radio('target', 'where', 'A where on _Installation', input.target)}${radio('target', 'users', 'Chosen users', input.target)}
+</fieldset>
 <div class="grid2">
 <div><label for="channels">Channels (comma-separated)</label><input id="channels" name="channels" value="${h(input.channels)}" placeholder="news, sports"></div>
 <div><label for="users">Users (ids, usernames or emails, comma-separated)</label><input id="users" name="users" value="${h(input.users)}"></div>
@@ -144,7 +145,8 @@ ${radio('target', 'all', 'All installations', input.target)}${radio('target', 'c
       `<td data-label="Target"><code>${h(JSON.stringify(job.push_msg?.where?.query ?? {}))}</code></td>` +
       (admin ? `<td data-label="Cancel"><form method="post" action="${base}/scheduled/${enc(String(job.id))}/cancel">${csrfField(session)}<button type="submit" class="secondary">Cancel</button></form></td>` : '') + '</tr>')
     .join('\n');
-  const main = `${compose}${review}
+  // The review first: on a phone the count is seen without scrolling past the form it came from.
+  const main = `${review}${compose}
 ${view.scheduled.length ? `<div class="card"><h2>Scheduled</h2><table><thead><tr><th scope="col">Sends at</th><th scope="col">Alert</th><th scope="col">Target</th>${admin ? '<th scope="col"><span class="skip">Cancel</span></th>' : ''}</tr></thead><tbody>
 ${scheduled}
 </tbody></table></div>` : ''}
