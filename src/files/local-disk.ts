@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { Md5 } from './md5.ts';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -11,18 +12,26 @@ import { checkKey, TooLarge, type ByteRange, type FileBackend, type StoredBytes 
 export const maxThumbnailsPerFile = 16;
 
 /** Counts (`counted`: not `size`, which lib-storage would read as the length) and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
-export function measuring(maxBytes: number): Transform & { counted: number; md5(): string } {
-  const hash = createHash('md5');
+export function measuring(maxBytes: number): Transform & { counted: number; md5(): Promise<string> } {
+  const hash = new Md5();
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       meter.counted += chunk.length;
       if (meter.counted > maxBytes) return done(new TooLarge(maxBytes));
-      hash.update(chunk);
-      done(null, chunk);
+      meter.push(chunk);
+      // The bytes go on at once; only the next chunk waits while the hashing worker catches up.
+      const wait = hash.update(chunk);
+      if (wait) wait.then(() => done(), done);
+      else done();
     },
-  }) as Transform & { counted: number; md5(): string };
+    destroy(error, done) {
+      // Destroyed after the last byte (autoDestroy) the hash is still wanted; otherwise the upload failed.
+      if (error || !meter.writableFinished) hash.abort();
+      done(error);
+    },
+  }) as Transform & { counted: number; md5(): Promise<string> };
   meter.counted = 0;
-  meter.md5 = () => hash.digest('hex');
+  meter.md5 = () => hash.digest();
   return meter;
 }
 
@@ -57,13 +66,14 @@ export class LocalDiskBackend implements FileBackend {
     const meter = measuring(options.maxBytes);
     try {
       await pipeline(body, meter, createWriteStream(partial, { flags: 'wx', highWaterMark: diskChunkBytes }));
+      const md5 = await meter.md5();
       await mkdir(dirname(target), { recursive: true });
       await rename(partial, target);
+      return { size: meter.counted, md5 };
     } catch (error) {
       await rm(partial, { force: true });
       throw error;
     }
-    return { size: meter.counted, md5: meter.md5() };
   }
 
   async head(key: string): Promise<{ size: number } | null> {

@@ -75,7 +75,12 @@ export class S3Backend implements FileBackend {
       await upload.abort().catch(() => undefined);
       throw error;
     }
-    return { size: meter.counted, md5: meter.md5() };
+    try {
+      return { size: meter.counted, md5: await meter.md5() };
+    } catch (error) {
+      await this.delete(key);
+      throw error;
+    }
   }
 
   async head(key: string): Promise<{ size: number } | null> {
