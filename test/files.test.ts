@@ -247,6 +247,65 @@ test('a File value in an object is answered as its record, on get, find and thro
   assert.deepEqual((await server.client.get(`/1.1/classes/FileProfile/${profile.body.objectId}`)).body.avatar, { __type: 'File', id: granted.objectId });
 });
 
+test('File values are answered as their records by writes with fetchWhenSave / new=true, sign-up, login and users/me', async () => {
+  const { granted } = await upload('face.png', 'face bytes');
+  const asFile = { ...(await server.client.get(`/1.1/files/${granted.objectId}`)).body, __type: 'File' };
+  const value = { __type: 'File', id: granted.objectId };
+  const created = await server.client.post('/1.1/classes/FileProfile', { avatar: value, gallery: [value] }, { query: { fetchWhenSave: 'true' } });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body.avatar, asFile);
+  assert.deepEqual(created.body.gallery, [asFile]);
+  const updated = await server.client.put(`/1.1/classes/FileProfile/${created.body.objectId}`, { cover: value }, { query: { new: 'true' } });
+  assert.equal(updated.status, 200);
+  assert.deepEqual(updated.body.cover, asFile);
+  // Without the flag the answer holds no fields, as before.
+  assert.deepEqual(Object.keys((await server.client.put(`/1.1/classes/FileProfile/${created.body.objectId}`, { cover: value })).body).sort(), ['objectId', 'updatedAt']);
+
+  const user = await signUp(server.client, { avatar: value });
+  assert.deepEqual(user.body.avatar, asFile);
+  const login = await server.client.withSession(undefined).post('/1.1/login', { username: user.username, password: user.password });
+  assert.equal(login.status, 200);
+  assert.deepEqual(login.body.avatar, asFile);
+  const me = await user.client.get('/1.1/users/me');
+  assert.equal(me.status, 200);
+  assert.deepEqual(me.body.avatar, asFile);
+  const changed = await user.client.put(`/1.1/users/${user.objectId}`, { banner: value }, { query: { fetchWhenSave: 'true' } });
+  assert.deepEqual(changed.body.banner, asFile);
+});
+
+test('files through /1.1/batch: GET and DELETE of /1.1/files/<id>, external URLs, objects created holding File values', async () => {
+  const { granted } = await upload('batched.txt', 'batched');
+  const record = (await server.client.get(`/1.1/files/${granted.objectId}`)).body;
+  const value = { __type: 'File', id: granted.objectId };
+  const batch = await server.client.post('/1.1/batch', {
+    requests: [
+      { method: 'GET', path: `/1.1/files/${granted.objectId}` },
+      { method: 'GET', path: '/1.1/files/000000000000000000000000' },
+      { method: 'POST', path: '/1.1/files', body: { name: 'far.png', url: 'https://example.com/far.png', metaData: {} } },
+      { method: 'POST', path: '/1.1/classes/FileProfile', body: { avatar: value }, params: { fetchWhenSave: true } },
+      { method: 'POST', path: '/1.1/classes/FileProfile', body: { avatar: { ...record, __type: 'File' } } },
+    ],
+  });
+  assert.equal(batch.status, 200, batch.text);
+  assert.deepEqual(batch.body[0], { success: record });
+  assert.deepEqual(batch.body[1], { success: null });
+  assert.deepEqual(Object.keys(batch.body[2].success), ['objectId', 'createdAt']);
+  assert.equal((await server.client.get(`/1.1/files/${batch.body[2].success.objectId}`)).body.url, 'https://example.com/far.png');
+  assert.deepEqual(batch.body[3].success.avatar, { ...record, __type: 'File' });
+  const saved = await server.client.get(`/1.1/classes/FileProfile/${batch.body[4].success.objectId}`);
+  assert.deepEqual(saved.body.avatar, { ...record, __type: 'File' });
+
+  // Deleting through a batch follows the ACL as DELETE /1.1/files/<id> does, and removes the bytes.
+  const removed = await server.master.post('/1.1/batch', { requests: [{ method: 'DELETE', path: `/1.1/files/${granted.objectId}` }] });
+  assert.deepEqual(removed.body, [{ success: {} }]);
+  assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path === granted.key), []);
+  // A REST upload carries bytes, which a batch cannot: refused with the batch's own error.
+  const upload2 = await server.client.post('/1.1/batch', { requests: [{ method: 'POST', path: '/1.1/files/x.txt', body: {} }] });
+  assert.equal(upload2.status, 400);
+  assert.equal(upload2.body.code, 107);
+});
+
 test("an app's size and type limits refuse uploads of every kind", async () => {
   const limited = await server.master.put('/1.1/settings', { fileMaxBytes: 8, fileMimeTypes: ['image/*', 'text/plain'] });
   assert.equal(limited.status, 200, limited.text);

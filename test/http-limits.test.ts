@@ -107,7 +107,7 @@ test('batch: deep nesting is 400, not 500 (Review of e2b2d15: JSON.stringify ove
 });
 
 test('batch: sub-request paths are judged after dot segments, encodings and slashes are resolved (Review of e2b2d15: ../ reached other routes)', async () => {
-  const refused = { code: 107, error: 'requests[0]: path must be a /1.1/classes, /1.1/users or /1.1/installations path without a query string.' };
+  const refused = { code: 107, error: 'requests[0]: path must be a /1.1/classes, /1.1/users, /1.1/installations or /1.1/files path without a query string.' };
   for (const path of [
     '/1.1/classes/../push',
     '/1.1/classes/%2e%2e/push',

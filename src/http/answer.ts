@@ -45,10 +45,23 @@ export async function answerObjects(
   const plan = planInclude(params.include, params.projection);
   const [described, included] = await Promise.all([objects.describe(caller.appId, roots), objects.readIncluded(caller, roots, plan)]);
   const options = { view: viewFor(caller, objects), returnAcl: params.returnAcl };
-  const answered = described.map((root) => renderIncluded(root, plan, included, options));
+  return withFileRecords(objects, caller.appId, described.map((root) => renderIncluded(root, plan, included, options)));
+}
+
+/**
+ * File values of answered objects as their `_File` records (src/objects/file-values.ts). Every answer that
+ * carries an object's fields goes through here: reads, and the writes, sign-ups and logins that answer
+ * without a read, so `AV._decode` rebuilds an AV.File whichever path the object came back by.
+ */
+export async function withFileRecords<T extends JsonObject>(objects: ObjectService, appId: string, answered: T[]): Promise<T[]> {
   const fileIds = fileIdsIn(answered);
-  if (fileIds.size > 0) putFiles(answered, await objects.fileRecords(caller.appId, [...fileIds]));
+  if (fileIds.size > 0) putFiles(answered, await objects.fileRecords(appId, [...fileIds]));
   return answered;
+}
+
+/** withFileRecords of one answer. */
+export async function withFileRecordsOf<T extends JsonObject>(objects: ObjectService, appId: string, answered: T): Promise<T> {
+  return (await withFileRecords(objects, appId, [answered]))[0];
 }
 
 /** answerObjects of one object. */

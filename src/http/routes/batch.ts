@@ -42,6 +42,14 @@ function normalisePath(raw: string): string | null {
   return url.pathname;
 }
 
+/**
+ * The file API's JSON routes: reading and deleting a file by id, saving an external URL (hosted's batch took
+ * /1.1/files, reference §11). A REST upload (POST /1.1/files/<name>) carries bytes a batch cannot.
+ */
+function fileRequest(method: string, path: string): boolean {
+  return method === 'POST' ? path === '/1.1/files' : /^\/1\.1\/files\/[^/]+$/.test(path) && method !== 'PUT';
+}
+
 function parseSubRequest(raw: unknown, index: number): SubRequest {
   const bad = (why: string) => new ApiError('invalidJson', `requests[${index}]: ${why}`);
   if (!isObject(raw)) throw bad('must be an object.');
@@ -51,8 +59,8 @@ function parseSubRequest(raw: unknown, index: number): SubRequest {
   const path = normalisePath(raw.path);
   // A feature Roost lacks is named, as outside a batch (the SDKs batch status messages, for one).
   if (path !== null && unsupportedFeatureOf(path)) throw routeNotSupported(method, path);
-  if (path === null || !/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path)) {
-    throw bad('path must be a /1.1/classes, /1.1/users or /1.1/installations path without a query string.');
+  if (path === null || !(/^\/1\.1\/(classes|users|installations)(\/|$)/.test(path) || fileRequest(method, path))) {
+    throw bad('path must be a /1.1/classes, /1.1/users, /1.1/installations or /1.1/files path without a query string.');
   }
   const query = new URLSearchParams();
   if (raw.params !== undefined) {

@@ -7,7 +7,7 @@ import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
 import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type ListParams, type Query } from '../params.ts';
 import type { FoundJson, StoredObject } from '../../objects/types.ts';
-import { answerObject, answerObjects } from '../answer.ts';
+import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import { mayHoldFile } from '../../objects/file-values.ts';
 
 interface ClassParams {
@@ -72,7 +72,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
     async create(request, reply, className) {
       const saved = await objects.create(request.ctx, className, parseWriteBody(request.body));
       reply.status(201).header('Location', `/1.1/classes/${className}/${saved.objectId}`);
-      if (await sendsObjectBack(queryOf(request), objects, request.ctx, saved)) return toWire(saved);
+      if (await sendsObjectBack(queryOf(request), objects, request.ctx, saved)) return withFileRecordsOf(objects, request.ctx.appId, toWire(saved));
       return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
     },
 
@@ -96,7 +96,7 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       const body = parseWriteBody(request.body ?? {});
       const saved = await objects.update(request.ctx, className, objectId, body, conditionOf(query));
       if (await sendsObjectBack(query, objects, request.ctx, saved)) {
-        return touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body));
+        return withFileRecordsOf(objects, request.ctx.appId, touchedFields(toWire(saved, { returnAcl: flag(query, 'returnACL') }), touchedRoots(body)));
       }
       return { updatedAt: isoDate(saved.updatedAt), objectId: saved.objectId };
     },

@@ -6,7 +6,7 @@ import type { ClassAccess } from '../class-access.ts';
 import { fileClass, type FileService, type IncomingBytes } from '../../files/service.ts';
 import { queryOf, listParams } from '../params.ts';
 import { answerObject } from '../answer.ts';
-import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
+import { batchHeader, genericHandlers, missing, type ClassHandlers } from './classes.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import { declared, objectBody as objectSchema } from '../schema.ts';
 
@@ -43,7 +43,11 @@ export async function registerFileRoutes(api: FastifyInstance, options: { files:
   });
   api.get<{ Params: { objectId: string } }>('/1.1/files/:objectId', async (request) => {
     const found = await objects.get(request.ctx, fileClass, request.params.objectId);
-    if (found === null || found === 'noClass') throw new ApiError('objectNotFound', 'Could not find file.');
+    // In a batch a missing object answers null, as a batch GET of /1.1/classes does (reference §11).
+    if (found === null || found === 'noClass') {
+      if (request.headers[batchHeader]) return null;
+      throw new ApiError('objectNotFound', 'Could not find file.');
+    }
     return answerObject(objects, request.ctx, found, listParams(queryOf(request)));
   });
   api.delete<{ Params: { objectId: string } }>('/1.1/files/:objectId', async (request) => {

@@ -7,7 +7,7 @@ import { isObject } from '../../objects/values.ts';
 import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack } from '../params.ts';
 import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
-import { answerObject, answerObjects } from '../answer.ts';
+import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
 import type { ClassAccess } from '../class-access.ts';
 import { declared, pathParams } from '../schema.ts';
@@ -41,11 +41,11 @@ export function userHandlers(accounts: AccountService, objects: ObjectService) {
         const failOnNotExist = flag(queryOf(request), 'failOnNotExist');
         const signedIn = await accounts.thirdParty.signIn(request.ctx, request.body, { failOnNotExist });
         reply.status(signedIn.created ? 201 : 200).header('Location', userLocation(signedIn.user.objectId));
-        return toSessionWire(signedIn.user, signedIn.sessionToken);
+        return withFileRecordsOf(objects, request.ctx.appId, toSessionWire(signedIn.user, signedIn.sessionToken));
       }
       const { user, sessionToken } = await accounts.signup(request.ctx, request.body);
       reply.status(201).header('Location', userLocation(user.objectId));
-      return toSessionWire(user, sessionToken);
+      return withFileRecordsOf(objects, request.ctx.appId, toSessionWire(user, sessionToken));
     },
 
     async get(request: FastifyRequest, _reply: FastifyReply, objectId: string) {
@@ -57,7 +57,8 @@ export function userHandlers(accounts: AccountService, objects: ObjectService) {
       const query = queryOf(request);
       const user = await accounts.update(request.ctx, objectId, request.body, conditionOf(query));
       if (await sendsObjectBack(query, objects, request.ctx, user)) {
-        return touchedFields(toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx }), touchedUserFields(request.body));
+        const touched = touchedFields(toUserWire(user, { returnAcl: flag(query, 'returnACL'), viewer: request.ctx }), touchedUserFields(request.body));
+        return withFileRecordsOf(objects, request.ctx.appId, touched);
       }
       return updatedWire(user);
     },
@@ -106,19 +107,20 @@ export function userClassAccess(accounts: AccountService): Partial<ClassAccess> 
 export function registerUserRoutes(app: FastifyInstance, options: { accounts: AccountService; objects: ObjectService }): void {
   const { accounts, objects } = options;
   const users = userHandlers(accounts, objects);
-  // The user as every read of it answers: its relation fields as their descriptors.
-  const describedUser = async (appId: string, user: StoredObject) => (await objects.describe(appId, [user]))[0];
+  // The user as every read of it answers: its relation fields as descriptors, its File values as their records.
+  const sessionAnswer = async (appId: string, user: StoredObject, sessionToken: string) =>
+    withFileRecordsOf(objects, appId, toSessionWire((await objects.describe(appId, [user]))[0], sessionToken));
 
   app.post('/1.1/users', (request, reply) => users.create(request, reply));
   app.get('/1.1/users', (request) => users.find(request));
   app.post('/1.1/login', async (request) => {
     const { user, sessionToken } = await accounts.login(request.ctx, request.body);
-    return toSessionWire(await describedUser(request.ctx.appId, user), sessionToken);
+    return sessionAnswer(request.ctx.appId, user, sessionToken);
   });
   app.get('/1.1/users/me', async (request) => {
     const { user, sessionToken } = await accounts.me(request.ctx);
     const include = parseInclude(param(queryOf(request), 'include'));
-    if (include === null) return toSessionWire(await describedUser(request.ctx.appId, user), sessionToken);
+    if (include === null) return sessionAnswer(request.ctx.appId, user, sessionToken);
     // The user reads itself: its includes expanded as any read's, then its token as toSessionWire adds it.
     return { ...(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false })), sessionToken };
   });
