@@ -46,7 +46,7 @@ export function operatorsPage(reply: FastifyReply, session: PageSession, operato
 <form method="post" action="/console/operators">${csrfField(session)}
 <div class="inline"><div><label for="op-name">Name</label><input id="op-name" name="name" required maxlength="64" pattern="[A-Za-z0-9._@\\-]{1,64}" autocomplete="off"></div>
 <div><label for="op-role">Role</label><select id="op-role" name="role"><option value="viewer">viewer (reads, no secrets)</option><option value="admin">admin (everything)</option></select></div></div>
-<p class="hint">A password is generated and shown once; the operator can add TOTP under “Your account”.</p>
+<p class="hint">A password is generated and shown once; the operator can add TOTP under “Account”.</p>
 <button type="submit">Create operator</button></form></div>`
     : '';
   const main = `<div class="card"><h1>Operators</h1>

@@ -63,6 +63,7 @@ nav.tabs a{padding:.35rem 0;text-decoration:none}
 nav.tabs a[aria-current=page]{font-weight:700;border-bottom:3px solid #1a56db;color:#1f2328}
 details{border-top:1px solid #d0d7de;padding:.6rem 0}
 summary{cursor:pointer;font-weight:600;color:#1a56db}
+dl.keys+form{margin-top:1.25rem}
 td details{border:0;padding:0}td details .actions{margin-top:.5rem}
 button.secondary{background:#fff;color:#1f2328;border:1px solid #8c959f;width:auto;margin:0;padding:.35rem .8rem}
 button.secondary:hover{background:#f4f5f7}
@@ -104,7 +105,7 @@ export function banner(session: PageSession, section: Section): string {
     `<a href="/console/${to}"${to === section ? ' aria-current="page"' : ''}>${text}</a>`;
   return `<header>
 <a class="brand" href="/console/apps">Roost console</a>
-<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}${link('account', 'Your account')}</nav>
+<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}${link('account', 'Account')}</nav>
 <form method="post" action="/console/sign-out">${csrfField(session)}
 <span class="who">${h(session.operator.name)} (${session.operator.role})</span>
 <button type="submit">Sign out</button></form>
