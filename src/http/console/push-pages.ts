@@ -88,6 +88,7 @@ function radio(name: string, value: string, label: string, current: string): str
 function routeSummary(routes: Record<string, any> | undefined): string {
   if (!routes) return '';
   return Object.entries(routes)
+    .filter(([, r]) => r.devices > 0)
     .map(([name, r]) => name === 'lc'
       ? `own channel ${r.successes}/${r.devices}`
       : `${name} ${r.successes} sent, ${r.failures} failed, ${r.invalidTokens} invalid`)
@@ -138,7 +139,7 @@ ${radio('target', 'all', 'All installations', input.target)}${radio('target', 'c
     .map((n) => `<tr><td data-label="Created"><a href="${base}/${enc(String(n.objectId))}">${h(time(n.createdAt))}</a></td><td data-label="Status">${h(String(n.status))}</td>` +
       `<td data-label="Alert">${h(cellText(n.data?.alert ?? n.data?.title ?? ''))}</td><td data-label="Devices" class="count">${n.devices}</td>` +
       `<td data-label="Sent" class="count">${n.successes}</td><td data-label="Failed" class="count">${n.errors}</td><td data-label="Invalid tokens" class="count">${n.invalidTokens}</td>` +
-      `<td data-label="Routes">${h(routeSummary(n.routes))}</td></tr>`)
+      `<td data-label="Routes" class="wrap">${h(routeSummary(n.routes))}</td></tr>`)
     .join('\n');
   const scheduled = view.scheduled
     .map((job) => `<tr><td data-label="Sends at">${h(time(new Date(Number(job.expire_time)).toISOString()))}</td><td data-label="Alert">${h(cellText(job.push_msg?.msg?.alert ?? ''))}</td>` +

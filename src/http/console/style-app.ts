@@ -11,6 +11,7 @@ pre{margin:0 0 1rem;padding:.75rem;background:#f6f8fa;border-radius:.375rem;over
 .scroll table{min-width:100%}
 .scroll td{white-space:nowrap;max-width:22rem;overflow:hidden;text-overflow:ellipsis}
 .scroll th{text-transform:none;letter-spacing:0}
+.scroll td.wrap{white-space:normal;min-width:14rem}
 td input[type=checkbox]{width:1.15rem;height:1.15rem;justify-self:start}
 fieldset{border:0;padding:0;margin:0}legend{font-weight:600;padding:0}
 .inline div.narrow{flex:0 1 9rem}
