@@ -28,7 +28,14 @@ function noApp(appId: string): number {
 }
 
 /** `roost app keys|rotate|delete`; usage errors go to `usage`. */
-export async function appKeysCommand(sub: string, args: string[], withRegistry: WithRegistry, usage: (message: string) => never): Promise<number> {
+export async function appKeysCommand(
+  sub: string,
+  args: string[],
+  withRegistry: WithRegistry,
+  usage: (message: string) => never,
+  /** Removes the application's file bytes from the configured backend (local disk or S3). */
+  removeFiles: (appId: string) => Promise<void> = async () => undefined,
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -60,7 +67,7 @@ export async function appKeysCommand(sub: string, args: string[], withRegistry: 
     if (!contents) return noApp(appId);
     process.stderr.write(
       `This deletes application ${appId} and everything it holds: ${contents.objects} objects in ${contents.classes} classes, ` +
-        `${contents.users} users, ${contents.installations} installations, ${contents.roles} roles, with their sessions and push history.\n`,
+        `${contents.users} users, ${contents.installations} installations, ${contents.roles} roles, with their sessions, push history and the bytes of its files.\n`,
     );
     if (!values.yes) {
       if (!process.stdin.isTTY) {
@@ -76,6 +83,8 @@ export async function appKeysCommand(sub: string, args: string[], withRegistry: 
       }
     }
     await registry.delete(appId);
+    // After the records: a failure here leaves bytes no record names, never a record without its bytes.
+    await removeFiles(appId);
     process.stdout.write(`deleted application ${appId}\n`);
     return 0;
   });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
+import { openFileBackend } from './files/open-backend.ts';
 import { systemClock } from './lib/clock.ts';
 import { isEntryPoint } from './lib/entry-point.ts';
 import { version } from './lib/version.ts';
@@ -105,9 +106,17 @@ async function appCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (sub === 'keys' || sub === 'rotate' || sub === 'delete') {
+    const removeFiles = async (appId: string) => {
+      const backend = openFileBackend(loadConfig());
+      try {
+        await backend.deleteApp(appId);
+      } finally {
+        await backend.close?.();
+      }
+    };
     return appKeysCommand(sub, rest, withRegistry, (message) => {
       throw new UsageError(message);
-    });
+    }, removeFiles);
   }
   throw new UsageError(`unknown app command "${sub ?? ''}"`);
 }

@@ -7,6 +7,7 @@ import { ManualClock } from '../src/lib/clock.ts';
 import { ChannelClient } from '../src/push/channel/client.ts';
 import { startServer, testDatabase, type TestServer, type TestDatabase } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
+import { filesFolder, filesUnder, sendBytes } from './helpers/files.ts';
 
 /** Issue 18 §1: `roost app rotate|keys|delete`, seen through HTTP on a node that caches applications. */
 const servers: TestServer[] = [];
@@ -107,7 +108,8 @@ test('rotate with a grace period, keys, delete: every node honours them through 
 test('delete says what it removes, asks (refuses without a terminal unless --yes), then removes it all', async () => {
   const database = await testDatabase();
   databases.push(database);
-  const server = await startServer({ database, env: { APP_CACHE_MS: '300' } });
+  const folder = await filesFolder();
+  const server = await startServer({ database, env: { APP_CACHE_MS: '300', FILES_DIR: folder } });
   servers.push(server);
   const other = await server.services.registry.create('other');
   const master = { 'X-LC-Key': `${server.masterKey},master` };
@@ -123,13 +125,17 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   assert.equal(asked.code, 1);
   assert.equal(
     asked.stderr,
-    `This deletes application ${server.appId} and everything it holds: 2 objects in 3 classes, 1 users, 1 installations, 0 roles, with their sessions and push history.\n` +
+    `This deletes application ${server.appId} and everything it holds: 2 objects in 3 classes, 1 users, 1 installations, 0 roles, with their sessions, push history and the bytes of its files.\n` +
       'roost: not deleted: add --yes to delete without being asked (no terminal to ask on)\n',
   );
   assert.equal(await status(server, master), 200);
 
-  const deleted = await roostCli(database.env, 'app', 'delete', server.appId, '--yes');
+  const kept = await sendBytes(server.client, 'POST', '/1.1/files/kept.txt', 'kept bytes', { 'Content-Type': 'text/plain' });
+  assert.equal(kept.status, 201);
+  assert.ok((await filesUnder(folder)).some((path) => path.startsWith(`${server.appId}/`)));
+  const deleted = await roostCli({ ...database.env, FILES_DIR: folder }, 'app', 'delete', server.appId, '--yes');
   assert.equal(deleted.code, 0, deleted.stderr);
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path.startsWith(`${server.appId}/`)), []);
   assert.equal(deleted.stdout, `deleted application ${server.appId}\n`);
   await until(async () => (await status(server, master)) === 401);
   assert.equal(await server.store.appContents(server.appId), null);

@@ -37,6 +37,8 @@ export interface FileBackend {
   get(key: string, range?: ByteRange): Promise<Readable | null>;
   /** Removes the bytes; removing what is not there succeeds. */
   delete(key: string): Promise<void>;
+  /** Removes every byte kept for an application (its keys and their thumbnails): `roost app delete`. */
+  deleteApp(appId: string): Promise<void>;
   /** Where clients read the bytes from. */
   url(key: string): string;
   /** When `url` points at Roost but the bytes are elsewhere (a private bucket): where to send a reader now. */

@@ -96,6 +96,12 @@ export class LocalDiskBackend implements FileBackend {
     await rm(join(this.thumbnailRoot, key), { recursive: true, force: true });
   }
 
+  async deleteApp(appId: string): Promise<void> {
+    const folder = checkKey(`${appId}/x`).split('/')[0];
+    await rm(join(this.root, folder), { recursive: true, force: true });
+    await rm(join(this.thumbnailRoot, folder), { recursive: true, force: true });
+  }
+
   /**
    * The path under `thumbnailRoot` of a thumbnail of the key's image, made once and kept (`.thumbs/`, atomic as
    * put is); null when the key holds nothing, 'notImage' when its bytes are no image sharp reads, 'tooMany' when

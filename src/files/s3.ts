@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { checkKey, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
@@ -81,6 +81,18 @@ export class S3Backend implements FileBackend {
       await this.delete(key);
       throw error;
     }
+  }
+
+  /** Lists the app's keys a page (at most 1,000) at a time and deletes each page in one request. */
+  async deleteApp(appId: string): Promise<void> {
+    const prefix = this.options.prefix + checkKey(`${appId}/x`).split('/')[0] + '/';
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      const keys = (page.Contents ?? []).flatMap((item) => (item.Key ? [{ Key: item.Key }] : []));
+      if (keys.length > 0) await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   async head(key: string): Promise<{ size: number } | null> {

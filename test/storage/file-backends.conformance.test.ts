@@ -89,6 +89,15 @@ function conformance(name: string, open: () => Promise<{ backend: FileBackend; l
       await backend.delete(key());
     });
 
+    test("deleteApp removes every key of the application and nothing of another's", async () => {
+      const gone = ['appgone/a.bin', 'appgone/b.txt'];
+      for (const at of [...gone, 'appkept/c.bin']) await backend.put(at, Readable.from([Buffer.from(at)]), options);
+      await backend.deleteApp('appgone');
+      for (const at of gone) assert.equal(await backend.head(at), null, at);
+      assert.deepEqual(await backend.head('appkept/c.bin'), { size: 'appkept/c.bin'.length });
+      await backend.deleteApp('appgone');
+    });
+
     test('keys that could leave the backend are refused', async () => {
       for (const bad of ['../x', 'app1/../../x', 'app1/a/b', '/etc/passwd', 'app1/.', 'app1/..']) {
         await assert.rejects(backend.put(bad, Readable.from([Buffer.from('x')]), options), /invalid file key/, bad);
