@@ -41,3 +41,20 @@ test('ready answers 503 naming the database when the store is closed', async () 
     body: { status: 'unavailable', failing: ['database'], database: 'unavailable' },
   });
 });
+
+// Redis away: a port where nothing listens (found by binding one and closing it). The check has its
+// own time limit (2 s), so the probe answers 503 naming redis instead of waiting on ioredis retries.
+test('ready answers 503 naming redis when Redis does not answer', async () => {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const server = await start({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  const started = Date.now();
+  assert.deepEqual(await get(server, '/health/ready'), {
+    status: 503,
+    body: { status: 'unavailable', failing: ['redis'], database: 'ok', redis: 'unavailable' },
+  });
+  assert.ok(Date.now() - started < 5000);
+});

@@ -62,6 +62,8 @@ export class RedisRelay implements Relay {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
+    // QUIT waits for a connection that may never come back: with Redis away, stopping would hang.
+    const end = (redis: Redis) => (redis.status === 'ready' ? redis.quit() : Promise.resolve(redis.disconnect()));
+    await Promise.allSettled([end(this.sub), end(this.pub)]);
   }
 }
