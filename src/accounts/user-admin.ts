@@ -1,6 +1,7 @@
 import { fail } from '../lib/errors.ts';
 import type { AppRecord, JsonObject, StoredObject } from '../objects/types.ts';
 import { isPlausibleId } from '../objects/values.ts';
+import { masterCallerOf } from '../objects/query-reach.ts';
 import type { AccountStore, LoginField } from '../storage/account-store.ts';
 import type { AccountCaller } from './caller.ts';
 import type { PasswordReset } from './password-reset.ts';
@@ -49,7 +50,7 @@ export class UserAdmin {
   }
 
   private master(app: AppRecord): AccountCaller {
-    return { appId: app.appId, master: true, userId: null, app, sessionToken: null, sessionUser: null };
+    return { ...masterCallerOf(app), sessionToken: null, sessionUser: null };
   }
 
   /** The users whose objectId, username, email or phone number is exactly `query`; at most one each. */

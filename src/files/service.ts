@@ -10,6 +10,7 @@ import type { Caller } from '../objects/acl.ts';
 import { parseWriteBody, type ObjectService } from '../objects/service.ts';
 import type { JsonObject, StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
+import { masterCallerOf } from '../objects/query-reach.ts';
 import { TooLarge, type FileBackend } from './backend.ts';
 import { maxGrantBytes, openGrant, sealGrant, type UploadGrant } from './upload-tokens.ts';
 
@@ -191,7 +192,7 @@ export class FileService {
     if (body.result !== false) return;
     const app = await this.options.app(grant.appId);
     if (!app) fail('fileTokenInvalid');
-    await this.options.objects.remove({ appId: grant.appId, master: true, userId: null, app }, fileClass, grant.objectId);
+    await this.options.objects.remove(masterCallerOf(app), fileClass, grant.objectId);
     await this.options.backend.delete(grant.key);
   }
 

@@ -10,6 +10,11 @@ export interface QueryCaller extends Caller {
   app: AppRecord;
 }
 
+/** The application acting with its master key: the console's and the server's own writes. */
+export function masterCallerOf(app: AppRecord): QueryCaller {
+  return { appId: app.appId, master: true, userId: null, app };
+}
+
 /** A class a query reads, with the field paths it tests or orders by there. */
 export interface ClassRead {
   className: string;

@@ -9,6 +9,7 @@ import { consoleHeaders, messagePage } from '../console/pages.ts';
 import { session, wantsHtml } from '../console/routing.ts';
 import type { ConsoleKit } from '../console/master-rest.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { masterCallerOf } from '../../objects/query-reach.ts';
 
 interface AppParams {
   appId: string;
@@ -156,7 +157,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
     async (request, reply, app, rest) => {
       const input = composeInput(request.body);
       const body = await pushBody(rest, input, kit.clock.now());
-      const devices = await kit.push.reach({ appId: app.appId, app, master: true, userId: null }, body, null);
+      const devices = await kit.push.reach(masterCallerOf(app), body, null);
       if (!wantsHtml(request)) return consoleHeaders(reply).send({ devices, body });
       return pushPage(reply, session(request), app, await pushView(rest, input, { review: { devices, body } }));
     },
