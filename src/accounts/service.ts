@@ -209,8 +209,6 @@ export class AccountService {
       },
       conditionFor(caller, condition),
       relations,
-      // A user updating itself: the row its session lookup read stands in for the store's read while unchanged.
-      caller.sessionUser ?? undefined,
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });

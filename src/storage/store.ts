@@ -94,15 +94,13 @@ export interface Store {
   /**
    * Locks the row, runs `change` (which checks write rights first), then checks `condition`, and stores
    * what `change` returned, with the relation changes, all in one transaction. The condition is never
-   * evaluated on a row its readers may not read. `seen`: the row as the caller read it earlier in the same
-   * request, which a store may take for the current one while it can tell the row has not changed since.
+   * evaluated on a row its readers may not read.
    */
   updateObject<R = never>(
     ref: ObjectRef,
     change: Change<R>,
     condition?: Condition,
     relations?: readonly RelationChange[],
-    seen?: StoredObject,
   ): Promise<WriteOutcome<R>>;
   /**
    * Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. The

@@ -102,30 +102,3 @@ test('a value taken by another row is taken on both paths (unique index)', async
     assert.equal((await store().getObject(ref, null))?.data.username, name);
   }
 });
-
-// A row read earlier in the request (a user's own session row when it updates itself) may stand in for the
-// unlocked path's read (Store.updateObject's `seen`; PostgreSQL's row versions, src/storage/postgres/row-versions.ts).
-// It must answer as an update that reads: at once, after another write changed the row, after a delete, and
-// when it is another row than the one named.
-test('an update given the row read before answers as one that reads it again', async () => {
-  const appId = await freshApp(store());
-  const row = await seed(appId, 'Seen', { n: 0 });
-  const ref = { appId, className: 'Seen', objectId: row.objectId };
-  const seen = await store().getObject(ref, null);
-  assert.ok(seen);
-  assert.deepEqual(await store().updateObject(ref, increment, undefined, [], seen), { ok: true, object: { ...seen, updatedAt: 1001, data: { n: 1 } } });
-  // `seen` is now stale (n: 0): the write must land on the row as it is, not on what was seen.
-  const change = counted(increment);
-  const outcome = await store().updateObject(ref, change, undefined, [], seen);
-  assert.deepEqual(outcome, { ok: true, object: { ...seen, updatedAt: 1002, data: { n: 2 } } });
-  assert.equal((await store().getObject(ref, null))?.data.n, 2);
-  if (store().kind === 'postgres') assert.equal(change.calls, 2, 'the stale row was written over');
-  // Another row's object is never taken for this one.
-  const other = await seed(appId, 'Seen', { n: 40 });
-  const otherSeen = await store().getObject({ ...ref, objectId: other.objectId }, null);
-  assert.equal((await store().updateObject(ref, increment, undefined, [], otherSeen!)).ok, true);
-  assert.equal((await store().getObject(ref, null))?.data.n, 3);
-  const fresh = await store().getObject(ref, null);
-  assert.equal((await store().deleteObject(ref, () => null)).ok, true);
-  assert.deepEqual(await store().updateObject(ref, increment, undefined, [], fresh!), { ok: false, reason: 'notFound' });
-});

@@ -4,14 +4,13 @@ import { sql } from 'kysely';
 import { fromRow, objectSelect } from '../sql/object-row.ts';
 import { prepared } from './prepared.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
-import { withVersion } from './row-versions.ts';
 
 /**
  * The account store on PostgreSQL: session lookups (every request that carries a session token)
  * arriving together share a statement, per application (LookupBatcher).
  */
 export class PostgresAccountStore extends SqlAccountStore {
-  private readonly bySession = new LookupBatcher<string, SessionRow & { version: string }>({
+  private readonly bySession = new LookupBatcher<string, SessionRow>({
     groupKey: (appId) => appId,
     select: (appId, digests) => this.selectBySessions(appId, digests),
     keyOf: (row) => row.session_digest,
@@ -19,13 +18,12 @@ export class PostgresAccountStore extends SqlAccountStore {
 
   override async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
     const row = await this.bySession.find(appId, digest);
-    // With its version, so the user's update of itself needs no second read (PostgresStore.updateUnlocked).
-    return row && withVersion(fromRow(this.dialect, row), row.version);
+    return row && fromRow(this.dialect, row);
   }
 
   /** One text for any number of digests, so it runs as a prepared statement. */
-  protected override async selectBySessions(appId: string, digests: readonly string[]): Promise<Array<SessionRow & { version: string }>> {
-    const { rows } = await sql<SessionRow & { version: string }>`${prepared('roost_session_lookups', sql`SELECT ${objectSelect}, o.session_digest, o.xmin::text AS version
+  protected override async selectBySessions(appId: string, digests: readonly string[]): Promise<SessionRow[]> {
+    const { rows } = await sql<SessionRow>`${prepared('roost_session_lookups', sql`SELECT ${objectSelect}, o.session_digest
       FROM objects o WHERE app_id = ${appId} AND session_digest = ANY(${sql.val([...digests])}::text[])
       AND class_name = '_User'`)}`.execute(this.db);
     return rows;

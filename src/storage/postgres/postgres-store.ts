@@ -11,7 +11,6 @@ import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
 import { prepared } from './prepared.ts';
-import { versionOf, withVersion } from './row-versions.ts';
 import { PostgresOpsStore } from './ops-store.ts';
 
 /**
@@ -37,11 +36,6 @@ interface LookupRow extends SelectedRow {
   version: string;
 }
 
-/** Whether an object the caller read is the row an update names. */
-function isRow(object: StoredObject, ref: ObjectRef): boolean {
-  return object.objectId === ref.objectId && object.className === ref.className;
-}
-
 export class PostgresStore extends SqlStore {
   override readonly ops: PostgresOpsStore;
   override readonly accounts: PostgresAccountStore;
@@ -62,7 +56,7 @@ export class PostgresStore extends SqlStore {
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
     const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, readers));
-    return row && withVersion(fromRow(this.dialect, row), row.version);
+    return row && fromRow(this.dialect, row);
   }
 
   /**
@@ -72,19 +66,17 @@ export class PostgresStore extends SqlStore {
    * a write always applies to the row as it is when it lands: two concurrent increments both count, a
    * delete in between gives notFound. A user whose authData changes goes the locked path too (its
    * identities are written in the same transaction). The read is not under a lock, so a refusal reads
-   * the row as it was committed just before: an order the locked path could also have given. A row the
-   * caller read earlier in its request (`seen`, with the version it was read at) stands in for the read:
-   * a user's own session row when it updates itself, so that update is two statements with the session's.
+   * the row as it was committed just before: an order the locked path could also have given.
    */
-  protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>, seen?: StoredObject): Promise<WriteOutcome<R> | null> {
-    const current = (seen && isRow(seen, ref) && versionOf(seen) !== undefined ? seen : null) ?? (await this.getObject(ref, null));
-    const version = current && versionOf(current);
-    if (!current || version === undefined) return null;
+  protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
+    const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
+    if (row === null) return null;
+    const current = fromRow(this.dialect, row);
     const next = change(current);
     if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
     if (writesIdentities(ref, current, next)) return null;
     const { rows } = await sql`${prepared('roost_object_update', sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
-      WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId} AND xmin = ${version}::xid
+      WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId} AND xmin = ${row.version}::xid
       RETURNING 1 AS one`)}`.execute(this.db);
     return rows.length === 1 ? { ok: true, object: next } : null;
   }

@@ -262,11 +262,10 @@ export class SqlStore implements Store {
     change: Change<R>,
     condition?: Condition,
     relations: readonly RelationChange[] = [],
-    seen?: StoredObject,
   ): Promise<WriteOutcome<R>> {
     try {
       if (!condition && relations.length === 0 && isPlausibleId(ref.objectId)) {
-        const outcome = await this.updateUnlocked(ref, change, seen);
+        const outcome = await this.updateUnlocked(ref, change);
         if (outcome !== null) return outcome;
       }
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
@@ -293,7 +292,7 @@ export class SqlStore implements Store {
    * that can write one without a transaction answers its outcome here; null hands it to the locked path
    * in updateObject, which gives the same answers (test/storage/update-paths.test.ts holds them together).
    */
-  protected async updateUnlocked<R>(_ref: ObjectRef, _change: Change<R>, _seen?: StoredObject): Promise<WriteOutcome<R> | null> {
+  protected async updateUnlocked<R>(_ref: ObjectRef, _change: Change<R>): Promise<WriteOutcome<R> | null> {
     return null;
   }
 
