@@ -7,7 +7,6 @@ import { applyOperations, relationChanges } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
 import type { JsonObject, StoredObject, Where } from '../objects/types.ts';
 import { checkConditionReads, checkFind } from '../objects/query-reach.ts';
-import { isObject } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { Lockout, type Verdict } from './lockout.ts';
 import { noMetrics, type Metrics } from '../lib/metrics.ts';
@@ -19,7 +18,7 @@ import { ThirdPartyAccounts } from './third-party.ts';
 import { withAuthData } from './auth-data.ts';
 import type { AccountCaller, EmailToVerify, SignedIn } from './caller.ts';
 import { UserCreation } from './user-creation.ts';
-import { checkNewPassword, checkUserData, emailNeedsVerifying, emailVerifiedFor, parseLoginBody, parseUpdateBody } from './user-fields.ts';
+import { checkNewPassword, checkUserData, emailNeedsVerifying, emailVerifiedFor, parseLoginBody, parseUpdateBody, type LoginInput } from './user-fields.ts';
 
 const userClass = '_User';
 
@@ -113,10 +112,11 @@ export class AccountService {
     return { user: settle(created.outcome, created.user), sessionToken: created.sessionToken };
   }
 
-  async login(caller: AccountCaller, body: unknown): Promise<SignedIn> {
+  /** `body` as POST /1.1/login's schema lets it through (src/http/routes/user-schemas.ts). */
+  async login(caller: AccountCaller, body: Record<string, unknown>): Promise<SignedIn> {
     // mobilePhoneNumber with an SMS code instead of a password (src/accounts/sms.ts).
-    if (isObject(body) && body.smsCode !== undefined && body.password === undefined) return this.sms.logIn(caller, body);
-    const { field, value, password } = parseLoginBody(body);
+    if (body.smsCode !== undefined && body.password === undefined) return this.sms.logIn(caller, body);
+    const { field, value, password } = parseLoginBody(body as LoginInput);
     const record = await this.store.accounts.findUser(caller.appId, { field, value });
     if (!record) {
       await this.passwords.verifyDummy(password);

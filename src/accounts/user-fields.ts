@@ -177,24 +177,17 @@ export interface LoginBody {
   password: string;
 }
 
-/** password plus exactly one of username, email, mobilePhoneNumber. */
-export function parseLoginBody(body: unknown): LoginBody {
-  if (!isObject(body)) fail('invalidJson');
-  const given = loginFields.filter((field) => body[field] !== undefined && body[field] !== null);
-  if (given.length === 0) fail('usernameMissing', 'Log in with a username, an email or a mobilePhoneNumber.');
-  if (given.length > 1) {
-    fail('other', 'Log in with exactly one of username, email or mobilePhoneNumber.');
-  }
-  const field = given[0];
-  const value = body[field];
-  if (typeof value !== 'string' || value.trim() === '') {
-    if (field === 'username') fail('usernameBlank');
-    throw new ApiError(field === 'email' ? 'invalidEmail' : 'invalidPhone');
-  }
+/**
+ * What POST /1.1/login's schema (src/http/routes/user-schemas.ts) lets through to a password login:
+ * a non-empty password and exactly one identifier, a non-blank string (the others absent or null).
+ */
+export type LoginInput = Record<string, unknown> & { password: string };
+
+export function parseLoginBody(body: LoginInput): LoginBody {
+  const field = loginFields.find((name) => body[name] !== undefined && body[name] !== null)!;
+  const value = body[field] as string;
   // The identifier is compared in SQL: text no store can hold is refused before it gets there.
   checkText(value);
-  if (body.password === undefined || body.password === null) fail('passwordMissing');
-  if (typeof body.password !== 'string' || body.password === '') fail('passwordBlank');
   // No stored password is longer; refusing early keeps huge inputs from costing hashing time.
   if (body.password.length > maxPasswordLength) fail('passwordMismatch');
   const lookup = field === 'mobilePhoneNumber' ? (normalizePhone(value) ?? value) : value;

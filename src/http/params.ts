@@ -5,6 +5,7 @@ import type { StoredObject, Where } from '../objects/types.ts';
 import type { Caller } from '../objects/acl.ts';
 import type { ObjectService } from '../objects/service.ts';
 import { parseInclude, type IncludeTree } from '../objects/include.ts';
+import { queryParams } from './schema.ts';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -61,3 +62,11 @@ export function wantsObjectBack(query: Query): boolean {
 export async function sendsObjectBack(query: Query, objects: ObjectService, caller: Caller, saved: StoredObject): Promise<boolean> {
   return wantsObjectBack(query) && (await objects.mayRead(caller, saved.acl));
 }
+
+/** The query parameters listParams reads (find; get reads keys, include and returnACL of them). */
+export const listQuery = queryParams('where', 'order', 'limit', 'skip', 'keys', 'count', 'returnACL', 'include');
+/** What a create reads: wantsObjectBack's flags. */
+export const createQuery = queryParams('new', 'fetchWhenSave');
+/** What an update reads: conditionOf's where, wantsObjectBack's flags and returnACL; a delete reads the where alone. */
+export const updateQuery = queryParams('where', 'new', 'fetchWhenSave', 'returnACL');
+export const deleteQuery = queryParams('where');

@@ -49,6 +49,20 @@ export function collectRoutes(app: FastifyInstance): RouteEntry[] {
 /** A body that must be a JSON object (107 otherwise), its fields the domain's to check. */
 export const objectBody = { type: 'object', 'x-error': 'invalidJson' } as const;
 
+/** A write's body: a JSON object, or none at all (an empty update); 107 otherwise. */
+export const writeBody = { type: ['object', 'null'], 'x-error': 'invalidJson' } as const;
+
+/**
+ * A query parameter: a string, or strings when repeated (routes read the last one, src/http/params.ts).
+ * Fastify's query parser yields nothing else, so this declares rather than refuses: what a value means
+ * (a where's JSON, a limit's number) is the domain's to check, with its own messages.
+ */
+const queryParam = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
+
+export function queryParams(...names: string[]): SchemaObject {
+  return { type: 'object', properties: Object.fromEntries(names.map((name) => [name, queryParam])) };
+}
+
 /** Path parameters: strings, as Fastify's router hands them over. */
 export function pathParams(...names: string[]): SchemaObject {
   return { type: 'object', properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])), required: names };

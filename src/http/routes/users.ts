@@ -4,25 +4,19 @@ import type { AccountService } from '../../accounts/service.ts';
 import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
 import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
-import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack } from '../params.ts';
+import { conditionOf, deleteQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery } from '../params.ts';
 import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
 import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import type { ClassHandlers } from './classes.ts';
 import type { ClassAccess } from '../class-access.ts';
-import { declared, pathParams } from '../schema.ts';
+import { declared, objectBody, pathParams, queryParams, writeBody } from '../schema.ts';
+import { loginBody, updatePasswordBody } from './user-schemas.ts';
 
 interface UserParams {
   objectId: string;
 }
 const userParams = pathParams('objectId');
-const oldPassword = { kind: 'passwordMissing', message: 'old_password is missing or empty.' } as const;
-const updatePasswordBody = {
-  type: 'object',
-  'x-error': 'invalidJson',
-  required: ['old_password'],
-  properties: { old_password: { type: 'string', minLength: 1, 'x-error': oldPassword, 'x-missing': oldPassword } },
-};
 
 /**
  * The `_User` handlers; both /1.1/users… and /1.1/classes/_User… (what the SDKs use, batch
@@ -111,35 +105,42 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   const sessionAnswer = async (appId: string, user: StoredObject, sessionToken: string) =>
     withFileRecordsOf(objects, appId, toSessionWire((await objects.describe(appId, [user]))[0], sessionToken));
 
-  app.post('/1.1/users', (request, reply) => users.create(request, reply));
-  app.get('/1.1/users', (request) => users.find(request));
-  app.post('/1.1/login', async (request) => {
+  // Own session or master, asked before the body is read (as the account code did before these schemas).
+  const self = async (request: FastifyRequest) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId);
+
+  app.post('/1.1/users', declared({ body: objectBody, querystring: queryParams('failOnNotExist', 'new', 'fetchWhenSave') }), (request, reply) =>
+    users.create(request, reply),
+  );
+  app.get('/1.1/users', declared({ querystring: listQuery }), (request) => users.find(request));
+  app.post<{ Body: Record<string, unknown> }>('/1.1/login', declared({ body: loginBody }), async (request) => {
     const { user, sessionToken } = await accounts.login(request.ctx, request.body);
     return sessionAnswer(request.ctx.appId, user, sessionToken);
   });
-  app.get('/1.1/users/me', async (request) => {
+  app.get('/1.1/users/me', declared({ querystring: queryParams('include') }), async (request) => {
     const { user, sessionToken } = await accounts.me(request.ctx);
     const include = parseInclude(param(queryOf(request), 'include'));
     if (include === null) return sessionAnswer(request.ctx.appId, user, sessionToken);
     // The user reads itself: its includes expanded as any read's, then its token as toSessionWire adds it.
     return { ...(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false })), sessionToken };
   });
-  app.get<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
+  app.get<{ Params: UserParams }>('/1.1/users/:objectId', declared({ params: userParams, querystring: listQuery }), (request, reply) =>
     users.get(request, reply, request.params.objectId),
   );
-  app.put<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
-    users.update(request, reply, request.params.objectId),
+  app.put<{ Params: UserParams }>(
+    '/1.1/users/:objectId',
+    { ...declared({ params: userParams, body: writeBody, querystring: updateQuery }), preValidation: self },
+    (request, reply) => users.update(request, reply, request.params.objectId),
   );
-  app.delete<{ Params: UserParams }>('/1.1/users/:objectId', (request, reply) =>
+  app.delete<{ Params: UserParams }>('/1.1/users/:objectId', declared({ params: userParams, querystring: deleteQuery }), (request, reply) =>
     users.remove(request, reply, request.params.objectId),
   );
-  app.put<{ Params: UserParams }>('/1.1/users/:objectId/refreshSessionToken', async (request) => {
+  app.put<{ Params: UserParams }>('/1.1/users/:objectId/refreshSessionToken', declared({ params: userParams }), async (request) => {
     const { user, sessionToken } = await accounts.refreshSessionToken(request.ctx, request.params.objectId);
     return refreshedWire(user, sessionToken);
   });
   app.put<{ Params: UserParams; Body: { old_password: string } }>(
     '/1.1/users/:objectId/updatePassword',
-    { ...declared({ params: userParams, body: updatePasswordBody }), preValidation: async (request) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId) },
+    { ...declared({ params: userParams, body: updatePasswordBody }), preValidation: self },
     async (request) => {
     const { user, sessionToken } = await accounts.updatePassword(request.ctx, request.params.objectId, request.body);
     return { ...updatedWire(user), sessionToken };
