@@ -47,6 +47,9 @@ import { PasswordReset } from './accounts/password-reset.ts';
 import { UserAdmin } from './accounts/user-admin.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
+import { countTraffic } from './http/routes/console-overview.ts';
+import { TrafficStats } from './console/traffic.ts';
+import { teeMetrics } from './lib/metrics.ts';
 import { FileService } from './files/service.ts';
 import { LocalDiskBackend } from './files/local-disk.ts';
 import { openFileBackend } from './files/open-backend.ts';
@@ -80,6 +83,8 @@ export interface Services {
   push: PushService;
   /** The console's operators (src/console/operators.ts). */
   operators: OperatorService;
+  /** The overview's counts, flushed to shared buckets every few seconds (src/console/traffic.ts). */
+  traffic: TrafficStats;
 }
 
 /**
@@ -189,7 +194,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   const verification = new EmailVerification({ store, clock, links, logger: deps.logger });
   // GET /metrics (src/http/routes/metrics.ts); the domain sees only src/lib/metrics.ts.
   const metrics = new PrometheusMetrics({ store, clock });
-  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics, schemas });
+  // The console's overview charts count the same events, flushed to shared buckets (src/console/traffic.ts).
+  const traffic = new TrafficStats({ store: store.stats, clock, onError: (error) => deps.logger.error({ err: error }, 'writing the overview counts') });
+  const reported = teeMetrics(metrics, traffic);
+  const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics: reported, schemas });
   const reset = new PasswordReset({
     store,
     links,
@@ -216,7 +224,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     dispatch: deps.vendorDispatch ?? mixed.dispatch,
     pageSize: config.pushPageSize,
     leaseMs: config.pushLeaseMs,
-    metrics,
+    metrics: reported,
   });
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
@@ -301,6 +309,9 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
   registerDateRoute(app, { clock });
   registerMetricsRoutes(app, { metrics, token: config.metricsToken });
+  countTraffic(app, traffic);
+  traffic.start();
+  app.addHook('onClose', async () => traffic.stop());
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate({ registry, clock, resolveSession }));
     registerSettingsRoutes(api, { registry });
@@ -332,7 +343,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // The operators' web console (docs/console.md): its own accounts and sessions, the same services.
   const operators = new OperatorService({ store: store.operators, clock, secret: config.secret });
   const users = new UserAdmin({ accounts, store: store.accounts, reset });
-  await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push, users });
+  await registerConsoleRoutes(app, { operators, registry, clock, store, secret: config.secret, push, users, traffic });
   registerPushChannel(app, { channel: push.ownChannel, drain });
   // At the host root, without keys, as the Android SDK asks its RTM host (docs/push-connection.md).
   registerPushConnection(app, {
@@ -351,5 +362,5 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
-  return { app, services: { registry, objects, schemas, accounts, push, operators }, drain };
+  return { app, services: { registry, objects, schemas, accounts, push, operators, traffic }, drain };
 }

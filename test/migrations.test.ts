@@ -24,7 +24,7 @@ const tables = [
   'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
   'operator_audit', 'operator_sessions', 'operators',
   'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relations',
-  'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
+  'sms_codes', 'sms_numbers', 'sms_sends', 'stat_buckets', 'vendor_pauses',
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
 const indexes = [
@@ -110,9 +110,9 @@ test('0014 moves the relation fields relation_keys alone knew into class_fields,
     db.exec(`INSERT INTO relation_keys VALUES ('a', '_User', 'favourites', 'Post'), ('a', 'Post', 'likes', '_User')`);
     db.exec(`INSERT INTO class_fields (app_id, class_name, name, type) VALUES ('a', 'Post', 'likes', '{"type":"Relation","className":"_User"}'),
       ('a', 'Post', 'title', '{"type":"String"}')`);
-    db.prepare(`DELETE FROM kysely_migration WHERE name = '0014_relation_fields_in_class_fields'`).run();
+    // 0014's statements run again by hand: un-recording it would make the migrator refuse the later ones.
+    for (const statement of migrations.find(([name]) => name === '0014_relation_fields_in_class_fields')![1].sqlite) db.exec(statement);
     db.close();
-    await (await database.open()).close();
     const after = new Database(database.env.SQLITE_PATH, { readonly: true });
     try {
       const rows = after.prepare('SELECT class_name, name, type FROM class_fields ORDER BY class_name, name').all();

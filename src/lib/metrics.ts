@@ -20,3 +20,12 @@ export const noMetrics: Metrics = {
   lockout() {},
   pushSent() {},
 };
+
+/** Metrics that tell each of `all` (Prometheus and the console's overview) what the domain reports. */
+export function teeMetrics(...all: Metrics[]): Metrics {
+  return {
+    login: (outcome) => all.forEach((m) => m.login(outcome)),
+    lockout: () => all.forEach((m) => m.lockout()),
+    pushSent: (route, status, devices) => all.forEach((m) => m.pushSent(route, status, devices)),
+  };
+}

@@ -13,6 +13,7 @@ import type { RelationChange, RelationStore } from './relation-store.ts';
 import type { RoleStore } from './role-store.ts';
 import type { SchemaStore } from './schema-store.ts';
 import type { OperatorStore } from './operator-store.ts';
+import type { StatsStore } from './stats-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -52,6 +53,8 @@ export interface Store {
   readonly schemas: SchemaStore;
   /** The console's operators, their sessions and the audit log (src/storage/operator-store.ts). */
   readonly operators: OperatorStore;
+  /** Per-minute and per-hour counts of the console's overview charts (src/storage/stats-store.ts). */
+  readonly stats: StatsStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

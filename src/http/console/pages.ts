@@ -5,6 +5,7 @@ import type { AuditEntry } from '../../storage/operator-store.ts';
 import type { AppRecord } from '../../objects/types.ts';
 import type { AppKeys } from '../../apps/registry.ts';
 import { appPagesStyle } from './style-app.ts';
+import { chartStyle } from './charts.ts';
 
 /**
  * The console's pages: server-rendered HTML, one inline style sheet allowed by its hash, no script.
@@ -19,7 +20,7 @@ a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{ou
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem;z-index:2}
 header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.5rem;padding:.75rem 1.25rem;background:#1f2328;color:#fff}
 header .brand{font-weight:700;margin-right:auto;color:#fff;text-decoration:none}
-header nav a{color:#fff;margin-right:1rem}
+header nav a{color:#fff;margin-right:1rem;white-space:nowrap;display:inline-block}
 header nav a[aria-current=page]{font-weight:700;text-decoration-thickness:3px}
 header form{margin:0;display:flex;align-items:center;gap:.75rem}
 header .who{color:#d0d7de;font-size:.9rem}
@@ -83,7 +84,7 @@ pre{overflow:auto;background:#f6f8fa;padding:.75rem;border-radius:.375rem;font:.
  td::before{content:attr(data-label);font-weight:600;color:#57606a}
  dl.keys{grid-template-columns:1fr}
 }
-` + appPagesStyle;
+` + appPagesStyle + chartStyle;
 
 const contentSecurityPolicy = styleOnlyPolicy(style);
 
@@ -92,7 +93,7 @@ export interface PageSession {
   csrf: string;
 }
 
-export type Section = 'apps' | 'operators' | 'audit' | 'account';
+export type Section = 'overview' | 'apps' | 'operators' | 'audit' | 'account';
 
 export const h = escapeHtml;
 
@@ -105,7 +106,7 @@ export function banner(session: PageSession, section: Section): string {
     `<a href="/console/${to}"${to === section ? ' aria-current="page"' : ''}>${text}</a>`;
   return `<header>
 <a class="brand" href="/console/apps">Roost console</a>
-<nav aria-label="Console">${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}${link('account', 'Account')}</nav>
+<nav aria-label="Console">${link('overview', 'Overview')}${link('apps', 'Apps')}${link('operators', 'Operators')}${link('audit', 'Audit log')}${link('account', 'Account')}</nav>
 <form method="post" action="/console/sign-out">${csrfField(session)}
 <span class="who">${h(session.operator.name)} (${session.operator.role})</span>
 <button type="submit">Sign out</button></form>

@@ -13,6 +13,8 @@ import { registerConsoleUserRoutes } from './console-users.ts';
 import type { UserAdmin } from '../../accounts/user-admin.ts';
 import { appsPage, auditPage, consoleHeaders, messagePage, signInPage } from '../console/pages.ts';
 import { registerConsoleOperatorRoutes } from './console-operators.ts';
+import { registerConsoleOverview } from './console-overview.ts';
+import type { TrafficStats } from '../../console/traffic.ts';
 import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
 /** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
@@ -72,6 +74,8 @@ export interface ConsoleDeps {
   secret: string;
   push: PushService;
   users: UserAdmin;
+  /** The overview's counts (src/console/traffic.ts). */
+  traffic: TrafficStats;
 }
 
 export async function registerConsoleRoutes(app: FastifyInstance, options: ConsoleDeps): Promise<void> {
@@ -123,6 +127,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     await registerConsolePush(scope, { ...options, root: app });
     await registerConsoleUserRoutes(scope, options);
     await registerConsoleOperatorRoutes(scope, options);
+    registerConsoleOverview(scope, options);
 
     const open = { config: { console: 'public' as const } };
 

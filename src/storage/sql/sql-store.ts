@@ -30,6 +30,7 @@ import { SqlOperatorStore } from './operator-store.ts';
 import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } from './identity-store.ts';
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
+import { SqlStatsStore } from './stats-store.ts';
 import { SqlClassIndexStore } from './class-index-store.ts';
 import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
 import type { RelationChange } from '../relation-store.ts';
@@ -60,6 +61,7 @@ export class SqlStore implements Store {
   readonly schemas: SqlSchemaStore;
   private readonly apps: SqlAppStore;
   readonly operators: SqlOperatorStore;
+  readonly stats: SqlStatsStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -81,6 +83,7 @@ export class SqlStore implements Store {
     this.roles = new SqlRoleStore(options);
     this.schemas = new SqlSchemaStore(options);
     this.operators = new SqlOperatorStore(options);
+    this.stats = new SqlStatsStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -14,6 +14,7 @@ import { operators } from './0011_operators.ts';
 import { sqliteValueSamples } from './0012_sqlite_value_samples.ts';
 import { operatorTotp } from './0013_operator_totp.ts';
 import { relationFieldsInClassFields } from './0014_relation_fields_in_class_fields.ts';
+import { statBuckets } from './0015_stat_buckets.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -41,6 +42,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0012_sqlite_value_samples', sqliteValueSamples],
   ['0013_operator_totp', operatorTotp],
   ['0014_relation_fields_in_class_fields', relationFieldsInClassFields],
+  ['0015_stat_buckets', statBuckets],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
