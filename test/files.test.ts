@@ -5,6 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { ManualClock, startServer, type TestServer } from './helpers/harness.ts';
 import { signUp, type SignedUpUser } from './helpers/accounts.ts';
@@ -151,6 +153,76 @@ test('an upload whose connection drops leaves no half file and no record', async
   // The token was not spent: the upload may be made again.
   const retried = await fetch(granted.upload_url, { method: 'PUT', body: Buffer.alloc(1_000_000, 2) });
   assert.equal(retried.status, 200);
+});
+
+/** A GET of a path as given, not normalised the way fetch and URL do ("/a/../b" stays itself). */
+function rawGet(path: string): Promise<number> {
+  const target = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const get = httpRequest({ host: target.hostname, port: target.port, path, method: 'GET' }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    get.on('error', reject);
+    get.end();
+  });
+}
+
+test('keep_file_name (the SDK\'s keepFileName): the key and the URL end with the name as given, and nothing leaves the folder', async () => {
+  const name = '中文 photo (1) 100% #2?.txt';
+  const { granted, put } = await upload(name, 'kept name', { keep_file_name: true });
+  assert.equal(put.status, 200);
+  assert.match(granted.key, new RegExp(`^${server.appId}/[A-Za-z0-9_-]{20}/`));
+  assert.equal(granted.key.split('/')[2], name);
+  // As the SDK's own test of the hosted service has it: the URL ends with the name, encoded.
+  assert.ok(granted.url.endsWith(`/${encodeURIComponent(name)}`), granted.url);
+  const served = await fetch(granted.url);
+  assert.deepEqual([served.status, await served.text(), served.headers.get('content-type')], [200, 'kept name', 'text/plain; charset=utf-8']);
+  const record = (await server.client.get(`/1.1/files/${granted.objectId}`)).body;
+  assert.deepEqual([record.name, record.key, record.url, record.metaData.size], [name, granted.key, granted.url, 9]);
+  assert.ok((await filesUnder(folder)).includes(granted.key));
+  // Without it, the key stays 40 random characters and the extension.
+  const plain = await upload(name, 'plain');
+  assert.match(plain.granted.key, new RegExp(`^${server.appId}/[A-Za-z0-9_-]{40}\\.txt$`));
+
+  const refusal = {
+    code: 122,
+    error: "With keepFileName the name ends the file's URL: it may not start with a dot nor hold more than 255 bytes.",
+  };
+  for (const bad of ['..', '.', '.env', '文'.repeat(86)]) {
+    const refused = await server.client.post('/1.1/fileTokens', { name: bad, keep_file_name: true });
+    assert.deepEqual([refused.status, refused.body], [400, refusal], bad);
+  }
+  for (const bad of ['../x.txt', 'a\\b.txt', 'a\u0000b.txt', '']) {
+    const refused = await server.client.post('/1.1/fileTokens', { name: bad, keep_file_name: true });
+    assert.deepEqual([refused.status, refused.body], [400, { code: 122, error: 'Invalid file name.' }], bad);
+  }
+  // A name of 85 three-byte characters (255 bytes) is kept; 86 was refused above.
+  assert.equal((await upload('文'.repeat(85), 'x', { keep_file_name: true })).put.status, 200);
+
+  assert.deepEqual((await server.client.delete(`/1.1/files/${granted.objectId}`)).body, {});
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path.includes(granted.key.split('/')[1])), []);
+  assert.ok(!existsSync(join(folder, server.appId, granted.key.split('/')[1])), 'the name\'s folder goes with it');
+  assert.equal((await fetch(granted.url)).status, 404);
+
+  // Paths that would leave the app's folder, or reach Roost's own, answer 404 whatever their spelling.
+  const [, folderPart] = granted.key.split('/');
+  for (const path of [
+    `/files/${server.appId}/${folderPart}/..%2F..%2F..%2Fetc%2Fpasswd`,
+    `/files/${server.appId}/../../etc/passwd`,
+    `/files/${server.appId}/${folderPart}/%2e%2e`,
+    `/files/${server.appId}/%2e%2e/%2e%2e/etc/passwd`,
+    `/files/${server.appId}/${folderPart}/a%5C..%5C..%5Cx`,
+    `/files/${server.appId}/${folderPart}/a%00b`,
+    `/files/${server.appId}/${folderPart}/x/y`,
+    `/files/${server.appId}/${folderPart}/`,
+    `/files/%2Fetc/passwd`,
+    `/files/.partial/x`,
+    `/files/.thumbs/${server.appId}/${folderPart}/x`,
+    `/files/${server.appId}/${folderPart}/${'a'.repeat(600)}`,
+  ]) {
+    assert.equal(await rawGet(path), 404, path);
+  }
 });
 
 test('POST /1.1/files/<name> stores the body as a file', async () => {

@@ -46,8 +46,29 @@ export interface FileBackend {
   close?(): Promise<void>;
 }
 
-/** Keys are made by the server; this refuses anything that could leave a backend's folder or prefix. */
+/** The longest key in UTF-8 bytes: well inside S3's 1,024 with a prefix before it. */
+export const maxKeyBytes = 512;
+/** The longest file name a key may end with, in UTF-8 bytes: what ext4, XFS and APFS take for one name. */
+export const maxKeyNameBytes = 255;
+const folder = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Keys are made by the server: `<appId>/<random><.ext>`, or with keepFileName `<appId>/<random>/<name>`, the
+ * name as the app gave it. This refuses anything that could leave a backend's folder or prefix, or name what is
+ * Roost's own there: more folders, a part that is empty or starts with a dot (`.`, `..`, `.partial`, `.thumbs`),
+ * a backslash, a control character, and keys or names longer than a file system or S3 takes.
+ */
 export function checkKey(key: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(key) || key.includes('..')) throw new Error(`invalid file key ${key}`);
+  const parts = key.split('/');
+  const name = parts[parts.length - 1];
+  const valid =
+    (parts.length === 2 || parts.length === 3) &&
+    parts.slice(0, -1).every((part) => folder.test(part)) &&
+    name !== '' &&
+    !name.startsWith('.') &&
+    !/[\\\u0000-\u001f\u007f]/.test(name) &&
+    Buffer.byteLength(name) <= maxKeyNameBytes &&
+    Buffer.byteLength(key) <= maxKeyBytes;
+  if (!valid) throw new Error(`invalid file key ${JSON.stringify(key)}`);
   return key;
 }

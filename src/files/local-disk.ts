@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Md5 } from './md5.ts';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -94,6 +94,11 @@ export class LocalDiskBackend implements FileBackend {
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
     await rm(join(this.thumbnailRoot, key), { recursive: true, force: true });
+    // A kept name's key (`<appId>/<random>/<name>`) has a folder of its own, emptied now.
+    if (key.split('/').length === 3) {
+      await rmdir(dirname(this.path(key))).catch(() => undefined);
+      await rmdir(dirname(join(this.thumbnailRoot, key))).catch(() => undefined);
+    }
   }
 
   async deleteApp(appId: string): Promise<void> {

@@ -11,7 +11,7 @@ import { parseWriteBody, type ObjectService } from '../objects/service.ts';
 import type { JsonObject, StoredObject } from '../objects/types.ts';
 import { isObject } from '../objects/values.ts';
 import { masterCallerOf } from '../objects/query-reach.ts';
-import { TooLarge, type FileBackend } from './backend.ts';
+import { checkKey, maxKeyNameBytes, TooLarge, type FileBackend } from './backend.ts';
 import { maxGrantBytes, openGrant, sealGrant, type UploadGrant } from './upload-tokens.ts';
 
 export const fileClass = '_File';
@@ -51,9 +51,17 @@ function extensionOf(name: string): string {
   return match ? `.${match[1].toLowerCase()}` : '';
 }
 
-/** Keys as the hosted service made them (40 random characters and the name's extension), under the app's folder. */
-function newKey(appId: string, name: string): string {
-  return `${appId}/${randomBytes(30).toString('base64url')}${extensionOf(name)}`;
+/**
+ * Keys as the hosted service made them, under the app's folder: 40 random characters and the name's extension,
+ * or with keepFileName (`keep_file_name`) a random folder and the name itself, so the URL ends with the name.
+ */
+function newKey(appId: string, name: string, keepName: boolean): string {
+  if (!keepName) return `${appId}/${randomBytes(30).toString('base64url')}${extensionOf(name)}`;
+  try {
+    return checkKey(`${appId}/${randomBytes(15).toString('base64url')}/${name}`);
+  } catch {
+    fail('invalidFileName', `With keepFileName the name ends the file's URL: it may not start with a dot nor hold more than ${maxKeyNameBytes} bytes.`);
+  }
 }
 
 const masterOf = (caller: Caller): Caller => ({ appId: caller.appId, master: true, userId: null });
@@ -124,7 +132,7 @@ export class FileService {
     // Checked now, so a bad ACL or field fails here rather than after the bytes were sent.
     parseWriteBody({ metaData: sent, ...(body.ACL ? { ACL: body.ACL } : {}) });
     const objectId = newObjectId(this.options.clock.now());
-    const key = newKey(caller.appId, name);
+    const key = newKey(caller.appId, name, body.keep_file_name === true);
     const grant: UploadGrant = {
       appId: caller.appId,
       objectId,
@@ -206,7 +214,7 @@ export class FileService {
   async uploadDirect(caller: AppCaller, rawName: string, contentType: string | undefined, bytes: IncomingBytes): Promise<JsonObject> {
     const name = checkName(rawName);
     const mimeType = this.mimeTypeFor(caller.app, name, contentType);
-    const key = newKey(caller.appId, name);
+    const key = newKey(caller.appId, name, false);
     const kept = await this.store(key, bytes, mimeType, this.limitFor(caller.app));
     const fields = this.fieldsOf(name, key, mimeType, this.metaDataOf({}, caller, { size: kept.size, _checksum: kept.md5 }));
     let saved: StoredObject;

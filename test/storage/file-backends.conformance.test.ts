@@ -98,10 +98,20 @@ function conformance(name: string, open: () => Promise<{ backend: FileBackend; l
       await backend.deleteApp('appgone');
     });
 
-    test('keys that could leave the backend are refused', async () => {
-      for (const bad of ['../x', 'app1/../../x', 'app1/a/b', '/etc/passwd', 'app1/.', 'app1/..']) {
-        await assert.rejects(backend.put(bad, Readable.from([Buffer.from('x')]), options), /invalid file key/, bad);
+    test('keys that could leave the backend are refused; a kept name (keepFileName) is a key', async () => {
+      const bad = ['../x', 'app1/../../x', 'app1/a/b/c', '/etc/passwd', 'app1/.', 'app1/..', 'app1/a/..', 'app1/a/.env', 'app1//x', 'app1/a/',
+        'app1/a\\b', 'app1/a\u0000b', 'app1/a\nb', '.thumbs/x', 'app1/a.b/c', 'app1/a/' + 'x'.repeat(256), 'app1/' + 'a'.repeat(65) + '/x', 'x'];
+      for (const at of bad) {
+        await assert.rejects(backend.put(at, Readable.from([Buffer.from('x')]), options), /invalid file key/, at);
+        await assert.rejects(backend.get(at), /invalid file key/, at);
+        await assert.rejects(backend.delete(at), /invalid file key/, at);
       }
+      const kept = `app1/${randomBytes(8).toString('hex')}/中文 (1) 100%.txt`;
+      await backend.put(kept, Readable.from([Buffer.from('kept')]), options);
+      assert.equal((await buffer((await backend.get(kept))!)).toString(), 'kept');
+      assert.ok(backend.url(kept).endsWith(`/${encodeURIComponent('中文 (1) 100%.txt')}`));
+      await backend.delete(kept);
+      assert.equal(await backend.head(kept), null);
     });
 
     test('url names the key under the public address', async () => {

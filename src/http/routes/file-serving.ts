@@ -3,6 +3,7 @@ import type { SignedFileUrls } from '../../files/url-signing.ts';
 import { thumbnailSpec } from '../../files/thumbnails.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
+import { checkKey } from '../../files/backend.ts';
 import type { FileService } from '../../files/service.ts';
 import { diskChunkBytes, maxThumbnailsPerFile, type LocalDiskBackend } from '../../files/local-disk.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
@@ -15,6 +16,15 @@ function refuse(reply: FastifyReply, message: string): FastifyReply {
 function notFound(reply: FastifyReply): FastifyReply {
   const missing = new ApiError('objectNotFound', 'File not found.');
   return reply.status(missing.status).send(missing.toBody());
+}
+
+/** The key a file URL names (its path decoded once), or null for one no upload could have made. */
+function keyOf(appId: string, rest: string): string | null {
+  try {
+    return checkKey(`${appId}/${rest}`);
+  } catch {
+    return null;
+  }
 }
 
 /** A key names its bytes for good (a new upload gets a new key), so caches may keep them. */
@@ -39,7 +49,7 @@ export async function registerFileServing(
     });
   });
   const signed = options.signed;
-  type FileRequest = FastifyRequest<{ Params: { appId: string; name: string }; Querystring: { expires?: string; signature?: string } }>;
+  type FileRequest = FastifyRequest<{ Params: { appId: string; '*': string }; Querystring: { expires?: string; signature?: string } }>;
   // Private files (FILES_SIGNED_URL_SECONDS): a URL works only as an answer signed it, until it expires.
   const preHandler = async (request: FileRequest, reply: FastifyReply) => {
     // thumbnailURL appends "?imageView/…" to a signed URL's own query: the signature ends at that "?".
@@ -50,32 +60,34 @@ export async function registerFileServing(
     }
   };
   const cacheable = signed ? 'private, max-age=60' : cacheControl;
-  app.route<{ Params: { appId: string; name: string }; Querystring: { expires?: string; signature?: string } }>({
+  app.route<{ Params: { appId: string; '*': string }; Querystring: { expires?: string; signature?: string } }>({
     method: ['GET', 'HEAD'],
-    url: '/files/:appId/:name',
+    url: '/files/:appId/*',
     compress: false,
     preHandler,
     handler: async (request, reply) => {
-      const { appId, name } = request.params;
+      const key = keyOf(request.params.appId, request.params['*']);
+      if (key === null) return notFound(reply);
       if (!local) {
         // A private bucket: its files' URLs point here, and each read is sent on to a freshly signed URL.
-        const target = await files.backend.signedUrl?.(`${appId}/${name}`).catch(() => null);
+        const target = await files.backend.signedUrl?.(key).catch(() => null);
         if (!target) return notFound(reply);
         return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
       }
       const spec = thumbnailSpec(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
       if (spec === 'invalid') return refuse(reply, 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif].');
-      let path = `/${appId}/${name}`;
+      let path = key;
       let root = local.root;
       if (spec) {
-        const made = await local.thumbnail(`${appId}/${name}`, spec).catch(() => null);
+        const made = await local.thumbnail(key, spec).catch(() => null);
         if (made === null) return notFound(reply);
         if (made === 'notImage') return refuse(reply, 'This file is not an image a thumbnail can be made of.');
         if (made === 'tooMany') return refuse(reply, `At most ${maxThumbnailsPerFile} thumbnail sizes are made of one file.`);
-        path = `/${made}`;
+        path = made;
         root = local.thumbnailRoot;
       }
-      const sent = await send(request.raw, path, {
+      // send decodes the path it is given: each part goes encoded, so a name holding "%" stays itself.
+      const sent = await send(request.raw, `/${path.split('/').map(encodeURIComponent).join('/')}`, {
         root,
         dotfiles: 'deny',
         index: false,
