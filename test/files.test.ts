@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { ManualClock, startServer, type TestServer } from './helpers/harness.ts';
 import { signUp, type SignedUpUser } from './helpers/accounts.ts';
 import { filesFolder, filesUnder, sendBytes } from './helpers/files.ts';
@@ -223,6 +224,30 @@ test('keep_file_name (the SDK\'s keepFileName): the key and the URL end with the
   ]) {
     assert.equal(await rawGet(path), 404, path);
   }
+});
+
+test('a PUT with more bytes than its Content-Length (a Node stream longer than the metaData.size the SDK sent) keeps nothing', async () => {
+  const size = 2_000_000;
+  const granted = (await server.client.post('/1.1/fileTokens', { name: 'longer.txt', metaData: { size } })).body;
+  const target = new URL(granted.upload_url);
+  // The bytes past Content-Length reach the server as the start of a next request, which is malformed.
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(target.port), target.hostname, () => {
+      socket.write(`PUT ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`);
+      socket.write(Buffer.concat([Buffer.alloc(size, 'a'), Buffer.from(' and more bytes!')]));
+    });
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+  assert.match(answer, /^HTTP\/1\.1 400 /);
+  assert.ok(answer.endsWith('{"code":1,"error":"Malformed HTTP request."}'), answer);
+  // The upload handler may still be running: give it time to (wrongly) write the record.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
+  assert.deepEqual((await filesUnder(folder)).filter((path) => path === granted.key || path.startsWith('.partial/')), []);
+  assert.equal((await fetch(granted.url)).status, 404);
 });
 
 test('POST /1.1/files/<name> stores the body as a file', async () => {

@@ -1,9 +1,12 @@
 // Files through the official JavaScript SDK (npm leancloud-storage; issue #20): new AV.File(name, buffer).save()
 // (fileTokens, the s3 uploader's PUT, fileCallback), AV.File.withURL, a user's avatar saved and read back as an
-// AV.File, File#fetch and #destroy, and `new AV.Query(AV.File)` (the recorded "#File Query").
+// AV.File (on save, query, include, login, fetch and become), File#fetch and #destroy, `new AV.Query(AV.File)`
+// (the recorded "#File Query") and `new AV.Query('_File')`, files whose size the SDK does not know (base64, a
+// Node stream), and save({keepFileName: true}).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AV from 'leancloud-storage';
@@ -84,4 +87,94 @@ test('new AV.Query(AV.File) answers AV.File objects (the recorded "#File Query")
   const all = await new AV.Query(AV.File).find();
   assert.ok(all.length > 0 && all.every((one) => one instanceof AV.File && one.get('metaData')));
   assert.ok(server().url);
+});
+
+test("new AV.Query('_File') answers _File objects the SDK keeps as AV.Object; first() and scan() answer AV.File", async () => {
+  const file = await new AV.File('queried.txt', Buffer.from('by name')).save();
+  // The SDK maps only the AV.File class to AV.File: a query by the class name builds AV.Object subclasses of
+  // '_File' (AV.Object._getSubclass), on the hosted service as here, with the record's fields as attributes.
+  const [byName] = await new AV.Query('_File').equalTo('objectId', file.id).find();
+  assert.ok(byName instanceof AV.Object && !(byName instanceof AV.File));
+  assert.equal(byName.className, '_File');
+  assert.equal(byName.id, file.id);
+  assert.deepEqual([byName.get('name'), byName.get('url'), byName.get('mime_type')], ['queried.txt', file.url(), 'text/plain']);
+  assert.equal(byName.get('metaData').size, 7);
+  assert.equal(byName.get('metaData')._checksum, createHash('md5').update('by name').digest('hex'));
+
+  const first = await new AV.Query(AV.File).equalTo('name', 'queried.txt').first();
+  assert.ok(first instanceof AV.File);
+  assert.deepEqual([first.id, first.url(), first.size()], [file.id, file.url(), 7]);
+  const scanned: AV.File[] = [];
+  const scan = new AV.Query(AV.File).equalTo('name', 'queried.txt').scan(undefined, { useMasterKey: true });
+  for (let next = await scan.next(); !next.done; next = await scan.next()) scanned.push(next.value as AV.File);
+  assert.deepEqual(scanned.map((one) => [one instanceof AV.File, one.id, one.url()]), [[true, file.id, file.url()]]);
+  // Query#get of AV.File fails inside the SDK itself (it calls AV.Object#parse, which AV.File lacks), before
+  // reading the answer: File#fetch (AV.File.createWithoutData(id).fetch()) is the SDK's way to read one file.
+  await assert.rejects(new AV.Query(AV.File).get(file.id as string), /parse is not a function/);
+});
+
+test('an avatar is an AV.File in the answers of logIn, become, fetch, and when set before signUp', async () => {
+  const avatar = await new AV.File('face.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1])).save();
+  const user = new AV.User();
+  user.setUsername(`face-${Date.now()}`);
+  user.setPassword('secret-pass');
+  user.set('avatar', avatar);
+  await user.signUp();
+  const check = (from: string, value: unknown) => {
+    assert.ok(value instanceof AV.File, from);
+    assert.deepEqual([value.id, value.url(), value.size(), value.name()], [avatar.id, avatar.url(), 5, 'face.png'], from);
+  };
+  check('signUp', user.get('avatar'));
+  const session = user.getSessionToken();
+  await AV.User.logOut();
+  check('logIn', (await AV.User.logIn(user.getUsername(), 'secret-pass')).get('avatar'));
+  check('current', AV.User.current()?.get('avatar'));
+  check('become', (await AV.User.become(session)).get('avatar'));
+  check('fetch', (await AV.User.current()!.fetch()).get('avatar'));
+  // An external URL is an avatar as well.
+  const external = await AV.File.withURL('gravatar.png', 'https://www.gravatar.com/avatar/0?s=64').save();
+  await AV.User.current()!.save({ avatar: external });
+  const back = (await AV.User.current()!.fetch()).get('avatar') as AV.File;
+  assert.ok(back instanceof AV.File);
+  assert.deepEqual([back.id, back.url(), back.metaData('__source')], [external.id, 'https://www.gravatar.com/avatar/0?s=64', 'external']);
+  await AV.User.logOut();
+});
+
+test('sizes the SDK does not know are the bytes received: base64 data, a Node stream with its metaData.size', async () => {
+  // The SDK sets metaData.size only for buffers, arrays and blobs: a base64 file goes without one.
+  const base64 = await new AV.File('中文.txt', { base64: Buffer.from('working at avoscloud is great!').toString('base64') }).save();
+  assert.equal(base64.size(), undefined, 'the SDK does not know the size');
+  const fetched = await AV.File.createWithoutData(base64.id as string).fetch();
+  assert.equal(fetched.size(), 30);
+  assert.equal(fetched.metaData('_checksum'), createHash('md5').update('working at avoscloud is great!').digest('hex'));
+
+  const path = join(mkdtempSync(join(tmpdir(), 'roost-sdk-stream-')), 'streamed.txt');
+  writeFileSync(path, 'streamed bytes!');
+  const streamed = new AV.File('streamed.txt', createReadStream(path));
+  streamed.metaData('size', 15);
+  await streamed.save();
+  assert.equal((await AV.File.createWithoutData(streamed.id as string).fetch()).size(), 15);
+  assert.equal(await (await fetch(streamed.url())).text(), 'streamed bytes!');
+
+  // The SDK sends a stream with Content-Length from metaData.size: a stream longer than that fails, and keeps nothing.
+  const longer = new AV.File('longer.txt', createReadStream(path));
+  longer.metaData('size', 10);
+  const failed = await longer.save().then(() => null, (error: { response?: unknown }) => error);
+  assert.deepEqual(failed?.response, { code: 1, error: 'Malformed HTTP request.' });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await new AV.Query(AV.File).equalTo('name', 'longer.txt').count({ useMasterKey: true }), 0);
+});
+
+test('save({keepFileName: true}) keeps the name at the end of the URL (the SDK\'s own test of it)', async () => {
+  const fileName = '中文.txt';
+  const file = new AV.File(fileName, { base64: 'd29ya2luZyBhdCBhdm9zY2xvdWQgaXMgZ3JlYXQh' });
+  file.metaData('format', 'txt file');
+  file.setACL(new AV.ACL());
+  await file.save({ keepFileName: true });
+  assert.match(file.url(), new RegExp(encodeURIComponent(fileName) + '$'));
+  assert.equal(file.metaData('format'), 'txt file');
+  assert.equal(file.get('mime_type'), 'text/plain');
+  assert.equal(await (await fetch(file.url())).text(), 'working at avoscloud is great!');
+  await file.destroy({ useMasterKey: true });
+  assert.equal((await fetch(file.url())).status, 404);
 });

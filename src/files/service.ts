@@ -37,6 +37,8 @@ export interface IncomingBytes {
   body: Readable;
   /** Content-Length, when the client sent one. */
   length: number | null;
+  /** Whether the sender's connection is gone: it will never learn the upload succeeded (and an SDK takes it as failed). */
+  gone?(): boolean;
 }
 
 /** A file's name: what the record keeps and the key's extension comes from. */
@@ -182,6 +184,14 @@ export class FileService {
       await this.options.backend.delete(grant.key);
       fail('incorrectType', `The upload sent ${kept.size} bytes where metaData.size said ${declared}.`);
     }
+    // A sender gone before the answer (a stream longer than its Content-Length ends in a malformed request that
+    // closes the connection) failed as far as it knows, and the SDK says so at fileCallback, maybe before the
+    // record exists: nothing is kept once it is gone, whether it went before the record was written or during.
+    const abandon = async () => {
+      await this.options.backend.delete(grant.key);
+      fail('other', 'The uploader went away before the upload was answered: nothing was kept.');
+    };
+    if (bytes.gone?.()) await abandon();
     const fields = this.fieldsOf(grant.name, grant.key, grant.mimeType, this.metaDataOf(grant.metaData, caller, { size: kept.size, _checksum: kept.md5 }));
     try {
       await this.record(caller, fields, grant.acl ?? undefined, grant.objectId);
@@ -190,6 +200,10 @@ export class FileService {
       if (error instanceof ApiError && error.kind === 'duplicateValue') fail('fileTokenInvalid', 'This upload token was used already.');
       await this.options.backend.delete(grant.key);
       throw error;
+    }
+    if (bytes.gone?.()) {
+      await this.options.objects.remove(masterCallerOf(app), fileClass, grant.objectId).catch(() => undefined);
+      await abandon();
     }
     return { md5: kept.md5 };
   }

@@ -21,7 +21,8 @@ export function takeRawBodies(scope: FastifyInstance): void {
 
 export function incomingBytes(request: FastifyRequest): IncomingBytes {
   const length = request.headers['content-length'];
-  return { body: request.raw, length: length === undefined ? null : Number(length) };
+  const socket = request.raw.socket;
+  return { body: request.raw, length: length === undefined ? null : Number(length), gone: () => socket.destroyed };
 }
 
 /**
