@@ -44,12 +44,14 @@ test('TOTP: enrol, confirm with a code, then sign-in needs a right code used onc
   const wrong = await tom.change('POST', '/console/api/account/totp/confirm', { code: '000000' === codeAt(secret, clock.now()) ? '111111' : '000000' });
   assert.deepEqual([wrong.status, wrong.body], [400, { code: 111, error: 'The code is wrong or expired: enter the one the app shows now.' }]);
   const confirmed = await tom.change('POST', '/console/api/account/totp/confirm', { code: codeAt(secret, clock.now()) });
-  assert.deepEqual([confirmed.status, confirmed.body], [200, { totp: true }]);
+  assert.equal(confirmed.status, 200);
+  assert.equal(confirmed.body.totp, true);
+  assert.equal(confirmed.body.recoveryCodes.length, 10);
   assert.ok((await actions()).includes('tom operator.totpEnable tom'));
 
   const c = new ConsoleClient(t.url);
   const needed = await c.signIn('tom');
-  assert.deepEqual([needed.status, needed.body], [401, { code: 401, error: 'This operator uses TOTP: enter the password and the code from the authenticator app.' }]);
+  assert.deepEqual([needed.status, needed.body], [401, { code: 401, error: 'This operator uses TOTP: enter the password and the code from the authenticator app (or a recovery code).' }]);
   clock.advance(30_000);
   const code = codeAt(secret, clock.now());
   const signIn = (password: string, given: string) => c.request('POST', '/console/api/sign-in', { json: { name: 'tom', password, code: given } });
@@ -77,6 +79,57 @@ test('TOTP: enrol, confirm with a code, then sign-in needs a right code used onc
   clock.advance(15 * 60_000);
   assert.equal((await c.signIn('tom')).status, 200, 'the password alone again');
   assert.equal(await t.services.operators.resetTotp('cli:test', 'nobody'), 'unknown');
+});
+
+test('TOTP recovery codes: shown once at enrolment, kept as digests, each signs in once; renewing voids the old ones', async () => {
+  await makeOperator(t.services.operators, 'rita', 'viewer');
+  const rita = new ConsoleClient(t.url);
+  await rita.signIn('rita');
+  const { secret } = (await rita.change('POST', '/console/api/account/totp')).body;
+  // The form's answer: the page shows the codes, once.
+  const confirmed = await rita.request('POST', '/console/account/totp/confirm', { form: { _csrf: rita.csrf, code: codeAt(secret, clock.now()) }, headers: { origin: t.url } });
+  assert.equal(confirmed.status, 200);
+  const codes = [...confirmed.text.matchAll(/<li><code class="secret">([a-z2-7]{5}-[a-z2-7]{5})<\/code><\/li>/g)].map((m) => m[1]);
+  assert.equal(codes.length, 10);
+  assert.equal(new Set(codes).size, 10);
+  assert.match(confirmed.text, /TOTP is on: sign-in asks for a code from now on\./);
+  const later = await rita.request('GET', '/console/account');
+  assert.ok(!codes.some((code) => later.text.includes(code)), 'not shown on a later visit');
+  assert.match(later.text, /Recovery codes left: <strong>10<\/strong>/);
+
+  // Stored as digests only: no code in the database.
+  const id = (await t.store.operators.byName('rita'))!.id;
+  assert.equal(await t.store.operators.recoveryCodesLeft(id), 10);
+  assert.equal(await t.store.operators.useRecoveryCode(id, codes[9]), false, 'the code itself is not what is stored');
+
+  const c = new ConsoleClient(t.url);
+  const signIn = (code: string) => c.request('POST', '/console/api/sign-in', { json: { name: 'rita', password: operatorPassword, code } });
+  // Case, spaces and dashes do not matter; each code signs in once.
+  assert.equal((await signIn(` ${codes[0].toUpperCase().replace('-', ' ')} `)).status, 200);
+  assert.deepEqual((await signIn(codes[0])).body, { code: 401, error: 'The code is wrong, expired or used already.' }, 'a recovery code is good once');
+  assert.equal((await signIn(codes[1])).status, 200);
+  assert.equal((await signIn('abcde-fghij')).status, 401, 'an unknown code is refused');
+  assert.equal((await signIn('not a code at all')).status, 401);
+  assert.match((await rita.request('GET', '/console/account')).text, /Recovery codes left: <strong>8<\/strong>/);
+  const used = (await ada.request('GET', '/console/api/audit')).body.results.find((e: { action: string }) => e.action === 'operator.recoveryCodeUsed');
+  assert.deepEqual([used.actor, used.target, used.detail], ['rita', 'rita', { left: 8 }]);
+
+  // New codes: the old ones stop working; shown once again.
+  const renewed = await rita.change('POST', '/console/api/account/recovery-codes');
+  assert.equal(renewed.status, 200);
+  assert.equal(renewed.body.recoveryCodes.length, 10);
+  assert.equal((await signIn(codes[2])).status, 401, 'an old code no longer works');
+  assert.equal((await signIn(renewed.body.recoveryCodes[0])).status, 200);
+  assert.ok((await actions()).includes('rita operator.recoveryCodes rita'));
+  // The failures so far count toward the lockout as wrong TOTP codes do; a right code cleared them.
+
+  // Without TOTP there are none; removing TOTP removes them.
+  assert.equal((await ada.change('POST', '/console/api/operators/rita/totp-reset')).status, 200);
+  assert.equal(await t.store.operators.recoveryCodesLeft(id), 0);
+  const again = new ConsoleClient(t.url);
+  await again.signIn('rita');
+  const refused = await again.change('POST', '/console/api/account/recovery-codes');
+  assert.deepEqual([refused.status, refused.body], [403, { code: 403, error: 'Recovery codes come with TOTP: set up TOTP first.' }]);
 });
 
 test('admins manage operators: create (password shown once), role, new password, delete; the last admin stays', async () => {

@@ -40,6 +40,8 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     await page.getByRole('button', { name: 'Confirm' }).click();
     await page.waitForLoadState();
     assert.match((await page.getByRole('status').first().textContent()) ?? '', /TOTP is on/);
+    const codes = await page.locator('ul.codes code').allTextContents();
+    assert.equal(codes.length, 10, 'the recovery codes, shown once');
     await shot(page, `${label}-totp-on`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${t.url}/console/sign-in`);
@@ -50,5 +52,14 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     clock.advance(30_000);
     await signInWithForm(page, t.url, name, totp.generate({ timestamp: clock.now() }));
     await page.waitForURL(`${t.url}/console/apps`);
+
+    // A lost phone: a recovery code in the code field, once.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${t.url}/console/sign-in`);
+    await signInWithForm(page, t.url, name, codes[3]);
+    await page.waitForURL(`${t.url}/console/apps`);
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
+    assert.match((await page.locator('main').textContent()) ?? '', /Recovery codes left: 9/);
+    await shot(page, `${label}-totp-codes-left`);
   });
 }

@@ -22,7 +22,7 @@ test('the loader lists every migration file of the folder, in name order', () =>
 
 const tables = [
   'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
-  'operator_audit', 'operator_sessions', 'operators',
+  'operator_audit', 'operator_recovery_codes', 'operator_sessions', 'operators',
   'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relations',
   'sms_codes', 'sms_numbers', 'sms_sends', 'stat_buckets', 'vendor_pauses',
 ];

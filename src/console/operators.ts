@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
 import { randomToken, hmacHex } from '../lib/crypto.ts';
 import { newObjectId } from '../lib/ids.ts';
@@ -28,6 +29,27 @@ export interface FirstOperator {
 }
 
 export type OperatorChange = 'done' | 'unknown' | 'taken' | 'badName' | 'badRole' | 'weakPassword' | 'wrongCode' | 'lastAdmin';
+
+/** TOTP confirmed: the recovery codes, shown this once. */
+export interface TotpConfirmed {
+  recoveryCodes: string[];
+}
+
+/** Recovery codes an enrolment gives: each signs in once in place of a TOTP code (a lost phone). */
+export const recoveryCodeCount = 10;
+const recoveryAlphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** A code of 10 base32 letters (50 random bits), shown as `xxxxx-xxxxx`. */
+function newRecoveryCode(): string {
+  const letters = [...randomBytes(10)].map((byte) => recoveryAlphabet[byte & 31]).join('');
+  return `${letters.slice(0, 5)}-${letters.slice(5)}`;
+}
+
+/** As typed: case, spaces and dashes do not matter; null when it cannot be a recovery code. */
+function recoveryCodeOf(typed: string): string | null {
+  const code = typed.toLowerCase().replace(/[\s-]+/g, '');
+  return /^[a-z2-7]{10}$/.test(code) ? code : null;
+}
 
 /** TOTP as every authenticator app reads it: SHA-1, 6 digits, 30 s; one step either side allowed for clock drift. */
 const totpPeriodMs = 30_000;
@@ -144,7 +166,7 @@ export class OperatorService {
     if (record.totpSecret) {
       // The password was right; without a code nothing is counted, a wrong or replayed code counts as a failure.
       if (!code) return { ok: false, reason: 'codeNeeded' };
-      if (!(await this.acceptCode(record.id, record.name, record.totpSecret, code, now))) {
+      if (!(await this.secondFactor(record.id, record.name, record.totpSecret, code, now))) {
         const lockedUntil = await this.store.recordFailure(record.id, now, this.lockout);
         if (lockedUntil > 0) await this.audit('console', 'operator.locked', name, { until: new Date(lockedUntil).toISOString() });
         return { ok: false, reason: lockedUntil > 0 ? 'locked' : 'wrongCode', lockedUntil: lockedUntil || undefined };
@@ -169,6 +191,28 @@ export class OperatorService {
     return delta === null ? null : Math.floor(now / totpPeriodMs) + delta;
   }
 
+  /** A TOTP code, or else a recovery code; either is good once. */
+  private async secondFactor(id: string, name: string, secret: string, code: string, now: number): Promise<boolean> {
+    if (/^\s*\d{3}\s?\d{3}\s*$/.test(code)) return this.acceptCode(id, name, secret, code, now);
+    const recovery = recoveryCodeOf(code);
+    if (recovery === null || !(await this.store.useRecoveryCode(id, this.recoveryDigest(id, recovery)))) return false;
+    await this.audit(name, 'operator.recoveryCodeUsed', name, { left: await this.store.recoveryCodesLeft(id) });
+    return true;
+  }
+
+  /**
+   * Recovery codes are kept as keyed digests (HMAC under the server secret), as session tokens are:
+   * 50 random bits each need no slow hash, and the table alone tells nothing.
+   */
+  private recoveryDigest(id: string, code: string): string {
+    return hmacHex(this.secret, `console-recovery:${id}:${code}`);
+  }
+
+  private recoveryCodes(id: string): { codes: string[]; digests: string[] } {
+    const codes = Array.from({ length: recoveryCodeCount }, newRecoveryCode);
+    return { codes, digests: codes.map((code) => this.recoveryDigest(id, recoveryCodeOf(code)!)) };
+  }
+
   /** Right and not used before (each code is good once). */
   private async acceptCode(id: string, name: string, secret: string, code: string, now: number): Promise<boolean> {
     const step = this.codeStep(name, secret, code, now);
@@ -189,15 +233,32 @@ export class OperatorService {
     return { secret: record.totpPending, uri: this.totp(operator.name, record.totpPending).toString() };
   }
 
-  /** Confirms the pending secret with a code from the app; from then on sign-in asks for a code. */
-  async confirmTotp(operator: Operator, code: string): Promise<OperatorChange> {
+  /**
+   * Confirms the pending secret with a code from the app; from then on sign-in asks for a code. Answers
+   * the recovery codes, which are shown this once (only their digests are kept).
+   */
+  async confirmTotp(operator: Operator, code: string): Promise<Exclude<OperatorChange, 'done'> | TotpConfirmed> {
     const record = await this.store.byName(operator.name);
     if (!record?.totpPending) return 'unknown';
     const now = this.clock.now();
     const step = this.codeStep(operator.name, record.totpPending, code, now);
-    if (step === null || !(await this.store.confirmTotp(record.id, record.totpPending, step))) return 'wrongCode';
+    const { codes, digests } = this.recoveryCodes(record.id);
+    if (step === null || !(await this.store.confirmTotp(record.id, record.totpPending, step, digests))) return 'wrongCode';
     await this.audit(operator.name, 'operator.totpEnable', operator.name);
-    return 'done';
+    return { recoveryCodes: codes };
+  }
+
+  /** New recovery codes in place of the old ones (all of them stop working); 'unknown' without TOTP. */
+  async renewRecoveryCodes(operator: Operator): Promise<'unknown' | TotpConfirmed> {
+    const { codes, digests } = this.recoveryCodes(operator.id);
+    if (!(await this.store.replaceRecoveryCodes(operator.id, digests))) return 'unknown';
+    await this.audit(operator.name, 'operator.recoveryCodes', operator.name);
+    return { recoveryCodes: codes };
+  }
+
+  /** How many unused recovery codes the operator has. */
+  recoveryCodesLeft(operator: Operator): Promise<number> {
+    return this.store.recoveryCodesLeft(operator.id);
   }
 
   /** Removes an operator's TOTP (a lost phone): `roost operator totp-reset`, or an admin in the console. Ends its sessions. */

@@ -57,16 +57,21 @@ export interface OperatorStore {
   byName(name: string): Promise<OperatorRecord | null>;
   list(): Promise<Operator[]>;
   count(): Promise<number>;
-  /** Deletes the operator and its sessions; false when there is none of that name. */
+  /** Deletes the operator, its sessions and recovery codes; false when there is none of that name. */
   delete(name: string): Promise<boolean>;
   /** Replaces the password hash, clears the lockout and ends every session of the operator; false when unknown. */
   setPassword(name: string, passwordHash: string): Promise<boolean>;
   /** Counts one failed sign-in; locks until `now + lockMs` when the count reaches `maxFailures`. Returns the lock's end (0: not locked). */
   /** Keeps a TOTP secret being enrolled (null: none); false when the operator is unknown. */
   setTotpPending(id: string, secret: string | null): Promise<boolean>;
-  /** Makes the pending secret the one sign-in checks, if it is still `secret`; false otherwise. */
-  confirmTotp(id: string, secret: string, step: number): Promise<boolean>;
-  /** Removes TOTP (pending and confirmed) and ends the operator's sessions; false when unknown. */
+  /** Makes the pending secret the one sign-in checks, if it is still `secret`, with these recovery codes (digests); false otherwise. */
+  confirmTotp(id: string, secret: string, step: number, recoveryDigests: readonly string[]): Promise<boolean>;
+  /** Replaces the operator's recovery codes (digests) while it has TOTP; false otherwise. */
+  replaceRecoveryCodes(id: string, digests: readonly string[]): Promise<boolean>;
+  /** Uses a recovery code: true once per code (it is deleted), false for an unknown or used one. */
+  useRecoveryCode(id: string, digest: string): Promise<boolean>;
+  recoveryCodesLeft(id: string): Promise<number>;
+  /** Removes TOTP (pending and confirmed) with its recovery codes and ends the operator's sessions; false when unknown. */
   resetTotp(name: string): Promise<boolean>;
   /** Accepts a code's time step once: false when that step (or a later one) was used already. */
   useTotpStep(id: string, step: number): Promise<boolean>;

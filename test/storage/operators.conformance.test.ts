@@ -69,3 +69,25 @@ test('the audit log answers the newest entries first, details as written', async
     [actor, 't2', 9_000_000_000_002, { n: 2, name: 'x' }],
   ]);
 });
+
+test('recovery codes: set with the confirmed TOTP, each used once even by concurrent callers, replaced, gone with TOTP or the operator', async () => {
+  const op = operator();
+  await ops().create(op);
+  assert.equal(await ops().replaceRecoveryCodes(op.id, ['d1']), false, 'none without TOTP');
+  await ops().setTotpPending(op.id, 'JBSWY3DPEHPK3PXP');
+  assert.equal(await ops().confirmTotp(op.id, 'JBSWY3DPEHPK3PXP', 7, ['d1', 'd2', 'd3']), true);
+  assert.equal(await ops().recoveryCodesLeft(op.id), 3);
+  const raced = await Promise.all(Array.from({ length: 4 }, () => ops().useRecoveryCode(op.id, 'd1')));
+  assert.deepEqual(raced.filter(Boolean).length, 1, 'one of four concurrent uses wins');
+  assert.equal(await ops().useRecoveryCode('another-operator', 'd2'), false, 'a code is its operator\'s');
+  assert.equal(await ops().recoveryCodesLeft(op.id), 2);
+  assert.equal(await ops().replaceRecoveryCodes(op.id, ['e1', 'e2']), true);
+  assert.equal(await ops().useRecoveryCode(op.id, 'd2'), false, 'replaced codes are gone');
+  assert.equal(await ops().useRecoveryCode(op.id, 'e2'), true);
+  assert.equal(await ops().resetTotp(op.name), true);
+  assert.equal(await ops().recoveryCodesLeft(op.id), 0);
+  await ops().setTotpPending(op.id, 'JBSWY3DPEHPK3PXP');
+  await ops().confirmTotp(op.id, 'JBSWY3DPEHPK3PXP', 8, ['f1']);
+  assert.equal(await ops().delete(op.name), true);
+  assert.equal(await ops().recoveryCodesLeft(op.id), 0);
+});

@@ -8,6 +8,8 @@ export interface Shown {
   password?: { name: string; value: string };
   notice?: string;
   error?: string;
+  /** TOTP recovery codes just made: shown on this answer only. */
+  recoveryCodes?: string[];
 }
 
 function notices(shown: Shown): string {
@@ -60,7 +62,14 @@ ${create}`;
   return send(reply, status, document('Operators', banner(session, 'operators'), main));
 }
 
-export function accountPage(reply: FastifyReply, session: PageSession, totp: boolean, enrolment: TotpEnrolment | null, shown: Shown = {}, status = 200): FastifyReply {
+function recoveryCodes(codes: string[]): string {
+  return `<div class="notice success" role="status"><h2>Recovery codes</h2>
+<p>Keep these somewhere safe, apart from your phone: each one signs you in once in place of a code from the app. The console does not show them again.</p>
+<ul class="codes">${codes.map((code) => `<li><code class="secret">${h(code)}</code></li>`).join('')}</ul></div>`;
+}
+
+/** The operator's own account: TOTP (set up, or on with its recovery codes left) and codes just made. */
+export function accountPage(reply: FastifyReply, session: PageSession, totp: { recoveryCodesLeft: number } | null, enrolment: TotpEnrolment | null, shown: Shown = {}, status = 200): FastifyReply {
   const enrol = enrolment
     ? `<h2>Set up TOTP</h2>
 <ol><li>Scan the code with an authenticator app (or enter the key by hand).</li><li>Enter the 6-digit code it shows to confirm.</li></ol>
@@ -71,12 +80,15 @@ export function accountPage(reply: FastifyReply, session: PageSession, totp: boo
 <div><label for="code">Code from the app</label><input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required autofocus></div>
 <button type="submit">Confirm</button></form>`
     : totp
-      ? '<p>TOTP is <strong>on</strong>: sign-in asks for a code from your authenticator app. If you lose it, an admin removes it (Operators page, or <code>roost operator totp-reset</code>).</p>'
+      ? `<p>TOTP is <strong>on</strong>: sign-in asks for a code from your authenticator app. Without the phone, sign in with a recovery code in its place, or ask an admin to remove TOTP (Operators page, or <code>roost operator totp-reset</code>).</p>
+<p>Recovery codes left: <strong>${totp.recoveryCodesLeft}</strong>.</p>
+<form method="post" action="/console/account/recovery-codes">${csrfField(session)}<button type="submit" class="secondary">New recovery codes</button></form>`
       : `<p>TOTP is <strong>off</strong>. With it on, sign-in asks for a 6-digit code from an authenticator app as well as the password.</p>
 <form method="post" action="/console/account/totp">${csrfField(session)}<button type="submit">Set up TOTP</button></form>`;
   const main = `<div class="card"><h1>Your account</h1>
 <p>${h(session.operator.name)}, ${session.operator.role}.</p>
 ${notices(shown)}
+${shown.recoveryCodes ? recoveryCodes(shown.recoveryCodes) : ''}
 ${enrol}</div>`;
   return send(reply, status, document('Your account', banner(session, 'account'), main));
 }

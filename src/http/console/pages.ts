@@ -150,8 +150,8 @@ ${error}<form method="post" action="/console/sign-in">
 <input id="name" name="name" autocomplete="username" required${again ? '' : ' autofocus'} value="${h(options.name ?? '')}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${again ? ' autofocus' : ''}>
-<label for="code">Authenticator code <span class="hint">Only if you set up TOTP</span></label>
-<input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}">
+<label for="code">Authenticator code <span class="hint">Only if you set up TOTP: the app's 6 digits, or one of your recovery codes</span></label>
+<input id="code" name="code" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" maxlength="20">
 <button type="submit">Sign in</button>
 </form>
 </div>

@@ -23,6 +23,7 @@ a.button{display:inline-block;padding:.55rem 1rem;border-radius:.375rem;backgrou
 .grid2{display:grid;grid-template-columns:1fr 1fr;gap:0 1rem}
 .stats{display:flex;flex-wrap:wrap;gap:.75rem;margin:0 0 1rem;padding:0;list-style:none}
 .stats li{background:#f6f8fa;border-radius:.375rem;padding:.5rem .8rem}
+ul.codes{list-style:none;padding:0;margin:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.5rem}
 .stats strong{display:block;font-size:1.25rem;font-variant-numeric:tabular-nums}
 @media (max-width:40rem){
  .scroll td{white-space:normal;max-width:none}

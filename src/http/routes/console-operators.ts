@@ -18,6 +18,8 @@ const refusals: Record<Exclude<OperatorChange, 'done'>, ApiError> = {
   lastAdmin: new ApiError('forbidden', 'The last admin stays an admin: make another operator admin first.'),
 };
 
+const noTotp = new ApiError('forbidden', 'Recovery codes come with TOTP: set up TOTP first.');
+
 const apiPassword = (shown: { name: string; value: string }) => ({ name: shown.name, password: shown.value });
 
 function check(outcome: OperatorChange): void {
@@ -29,6 +31,7 @@ const notices = {
   totpReset: 'TOTP is removed; the operator signs in with the password alone.',
   deleted: 'The operator is deleted.',
   totpOn: 'TOTP is on: sign-in asks for a code from now on.',
+  recoveryCodes: 'New recovery codes: the old ones no longer work.',
 };
 
 /**
@@ -96,7 +99,8 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
     const { operator } = session(request);
     const fresh = (await operators.list()).find((op) => op.name === operator.name);
     const shown = { notice: notice(request, notices), ...options.shown };
-    return accountPage(reply, session(request), Boolean(fresh?.totp), options.enrolment ?? null, shown, options.status);
+    const totp = fresh?.totp ? { recoveryCodesLeft: await operators.recoveryCodesLeft(operator) } : null;
+    return accountPage(reply, session(request), totp, options.enrolment ?? null, shown, options.status);
   };
   scope.get('/console/account', operatorOnly, async (request, reply) => account(request, reply));
   // Enrolment is each operator's own change (a viewer too): it only makes its own sign-in stricter.
@@ -105,11 +109,17 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
   });
   scope.post('/console/account/totp/confirm', operatorOnly, async (request, reply) => {
     const outcome = await operators.confirmTotp(session(request).operator, field(request.body, 'code'));
-    if (outcome !== 'done') {
+    if (typeof outcome === 'string') {
       const refusal = refusals[outcome];
       return account(request, reply, { enrolment: await operators.pendingTotp(session(request).operator), shown: { error: refusal.message }, status: refusal.status });
     }
-    return backTo(reply, '/console/account', 'totpOn');
+    // Not a redirect: the recovery codes are on this answer only.
+    return account(request, reply, { shown: { notice: notices.totpOn, recoveryCodes: outcome.recoveryCodes } });
+  });
+  scope.post('/console/account/recovery-codes', operatorOnly, async (request, reply) => {
+    const outcome = await operators.renewRecoveryCodes(session(request).operator);
+    if (outcome === 'unknown') return account(request, reply, { shown: { error: noTotp.message }, status: noTotp.status });
+    return account(request, reply, { shown: { notice: notices.recoveryCodes, recoveryCodes: outcome.recoveryCodes } });
   });
 
   const view = (op: { name: string; role: string; totp: boolean; createdAt: number }) =>
@@ -131,7 +141,13 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
   });
   scope.post('/console/api/account/totp', operatorOnly, async (request, reply) => consoleHeaders(reply).send(await operators.beginTotp(session(request).operator)));
   scope.post('/console/api/account/totp/confirm', operatorOnly, async (request, reply) => {
-    check(await operators.confirmTotp(session(request).operator, field(request.body, 'code')));
-    return consoleHeaders(reply).send({ totp: true });
+    const outcome = await operators.confirmTotp(session(request).operator, field(request.body, 'code'));
+    if (typeof outcome === 'string') throw refusals[outcome];
+    return consoleHeaders(reply).send({ totp: true, recoveryCodes: outcome.recoveryCodes });
+  });
+  scope.post('/console/api/account/recovery-codes', operatorOnly, async (request, reply) => {
+    const outcome = await operators.renewRecoveryCodes(session(request).operator);
+    if (outcome === 'unknown') throw noTotp;
+    return consoleHeaders(reply).send(outcome);
   });
 }

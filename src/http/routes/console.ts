@@ -138,7 +138,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
         const error = outcome.reason === 'locked'
           ? new ApiError('rateLimited', 'Too many failed sign-ins: this operator is locked for a while.')
           : outcome.reason === 'codeNeeded'
-            ? new ApiError('unauthorized', 'This operator uses TOTP: enter the password and the code from the authenticator app.')
+            ? new ApiError('unauthorized', 'This operator uses TOTP: enter the password and the code from the authenticator app (or a recovery code).')
             : outcome.reason === 'wrongCode'
               ? new ApiError('unauthorized', 'The code is wrong, expired or used already.')
               : new ApiError('unauthorized', 'The name or the password is wrong.');

@@ -76,6 +76,7 @@ export class SqlOperatorStore implements OperatorStore {
       const { rows } = await sql<{ id: string }>`DELETE FROM operators WHERE name = ${name} RETURNING id`.execute(trx);
       if (!rows[0]) return false;
       await sql`DELETE FROM operator_sessions WHERE operator_id = ${rows[0].id}`.execute(trx);
+      await sql`DELETE FROM operator_recovery_codes WHERE operator_id = ${rows[0].id}`.execute(trx);
       return true;
     });
   }
@@ -96,14 +97,43 @@ export class SqlOperatorStore implements OperatorStore {
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
-  async confirmTotp(id: string, secret: string, step: number): Promise<boolean> {
+  async confirmTotp(id: string, secret: string, step: number, recoveryDigests: readonly string[]): Promise<boolean> {
     // Compared opened, not as sealed text: sealing is randomised. One transaction, so a second enrolment in between loses.
     return this.db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ totp_pending: string | null }>`SELECT totp_pending FROM operators WHERE id = ${id}`.execute(trx);
       if (this.open(rows[0]?.totp_pending) !== secret) return false;
       await sql`UPDATE operators SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ${step} WHERE id = ${id}`.execute(trx);
+      await this.putRecoveryCodes(trx, id, recoveryDigests);
       return true;
     });
+  }
+
+  private async putRecoveryCodes(trx: Kysely<any>, id: string, digests: readonly string[]): Promise<void> {
+    await sql`DELETE FROM operator_recovery_codes WHERE operator_id = ${id}`.execute(trx);
+    if (digests.length === 0) return;
+    await sql`INSERT INTO operator_recovery_codes (operator_id, digest)
+      VALUES ${sql.join(digests.map((digest) => sql`(${id}, ${digest})`))}`.execute(trx);
+  }
+
+  async replaceRecoveryCodes(id: string, digests: readonly string[]): Promise<boolean> {
+    // Codes left by a TOTP reset racing this are never read: sign-in asks for them only with TOTP on, and enrolling replaces them.
+    return this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql`SELECT 1 AS one FROM operators WHERE id = ${id} AND totp_secret IS NOT NULL`.execute(trx);
+      if (!rows[0]) return false;
+      await this.putRecoveryCodes(trx, id, digests);
+      return true;
+    });
+  }
+
+  async useRecoveryCode(id: string, digest: string): Promise<boolean> {
+    // One statement: of two sign-ins with the same code at once, one deletes it.
+    const result = await sql`DELETE FROM operator_recovery_codes WHERE operator_id = ${id} AND digest = ${digest}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  async recoveryCodesLeft(id: string): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM operator_recovery_codes WHERE operator_id = ${id}`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
   }
 
   async resetTotp(name: string): Promise<boolean> {
@@ -112,6 +142,7 @@ export class SqlOperatorStore implements OperatorStore {
         WHERE name = ${name} RETURNING id`.execute(trx);
       if (!rows[0]) return false;
       await sql`DELETE FROM operator_sessions WHERE operator_id = ${rows[0].id}`.execute(trx);
+      await sql`DELETE FROM operator_recovery_codes WHERE operator_id = ${rows[0].id}`.execute(trx);
       return true;
     });
   }

@@ -15,6 +15,7 @@ import { sqliteValueSamples } from './0012_sqlite_value_samples.ts';
 import { operatorTotp } from './0013_operator_totp.ts';
 import { relationFieldsInClassFields } from './0014_relation_fields_in_class_fields.ts';
 import { statBuckets } from './0015_stat_buckets.ts';
+import { operatorRecoveryCodes } from './0016_operator_recovery_codes.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -43,6 +44,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0013_operator_totp', operatorTotp],
   ['0014_relation_fields_in_class_fields', relationFieldsInClassFields],
   ['0015_stat_buckets', statBuckets],
+  ['0016_operator_recovery_codes', operatorRecoveryCodes],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
