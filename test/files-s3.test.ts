@@ -1,13 +1,14 @@
 // Files over HTTP with the S3-compatible backend (s3rver started here): the SDKs' upload and the REST upload
 // keep their bytes in the bucket under S3_PREFIX, a private bucket's files are read through Roost (a redirect
 // to a freshly signed URL), a public one's straight from S3_PUBLIC_URL, delete removes the object, and an
-// upload cut halfway leaves no object and no record.
+// upload cut halfway leaves no object and no record; thumbnails are made from the bucket's bytes and kept there.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { startServer, testDatabase, type TestServer } from './helpers/harness.ts';
 import { startS3, type TestS3 } from './helpers/s3.ts';
 import { sendBytes } from './helpers/files.ts';
+import sharp from 'sharp';
 
 let s3: TestS3;
 let signed: TestServer;
@@ -76,4 +77,62 @@ test('an upload cut halfway leaves no object and no record in the bucket', async
   const retried = await fetch(granted.upload_url, { method: 'PUT', body: Buffer.alloc(8_000_000, 3) });
   assert.equal(retried.status, 200);
   assert.equal((await inBucket(`roost/${granted.key}`)).headers.get('content-length'), '8000000');
+});
+
+/** The keys s3rver holds under a prefix (its ListObjects answer, read without credentials). */
+async function listed(prefix: string): Promise<string[]> {
+  const xml = await (await fetch(`${s3.endpoint}/${s3.bucket}?prefix=${encodeURIComponent(prefix)}`)).text();
+  return [...xml.matchAll(/<Key>([^<]+)<\/Key>/g)].map((match) => match[1]).sort();
+}
+
+test('thumbnailURL on a private bucket: made from the original in the bucket once, kept under .thumbs/, read through a signed redirect', async () => {
+  const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#00c' } }).png().toBuffer();
+  const sent = await sendBytes(signed.client, 'POST', '/1.1/files/wide.png', png);
+  const { key } = (await signed.client.get(`/1.1/files/${sent.body.objectId}`)).body;
+  const thumbUrl = `${sent.body.url}?imageView/2/w/50/h/50/q/100/format/png`;
+  const first = await fetch(thumbUrl, { redirect: 'manual' });
+  assert.equal(first.status, 302);
+  assert.equal(first.headers.get('cache-control'), 'private, max-age=60');
+  const location = first.headers.get('location') ?? '';
+  assert.ok(location.startsWith(`${s3.endpoint}/${s3.bucket}/roost/.thumbs/${key}/f50x50q100.png?`), location);
+  assert.match(location, /X-Amz-Signature=/);
+  const thumb = await fetch(thumbUrl);
+  assert.equal(thumb.headers.get('content-type'), 'image/png');
+  const meta = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
+  assert.deepEqual([meta.format, meta.width, meta.height], ['png', 50, 25]);
+  const crop = await fetch(`${sent.body.url}?imageView/1/w/30/h/30/q/80/format/webp`);
+  const cropped = await sharp(Buffer.from(await crop.arrayBuffer())).metadata();
+  assert.deepEqual([crop.headers.get('content-type'), cropped.format, cropped.width, cropped.height], ['image/webp', 'webp', 30, 30]);
+  assert.deepEqual(await listed(`roost/.thumbs/${key}/`), [`roost/.thumbs/${key}/c30x30q80.webp`, `roost/.thumbs/${key}/f50x50q100.png`]);
+
+  for (const [query, status, error] of [
+    ['imageView/2/w/0/h/10', 400, 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif], w×h at most 8388608 pixels.'],
+    ['imageView/2/w/10/h/10/format/bmp', 400, 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif], w×h at most 8388608 pixels.'],
+  ] as const) {
+    const refused = await fetch(`${sent.body.url}?${query}`, { redirect: 'manual' });
+    assert.deepEqual([refused.status, await refused.json()], [status, { code: 1, error }], query);
+  }
+  const text = await sendBytes(signed.client, 'POST', '/1.1/files/plain.txt', 'not an image');
+  const notImage = await fetch(`${text.body.url}?imageView/2/w/10/h/10`, { redirect: 'manual' });
+  assert.deepEqual([notImage.status, await notImage.json()], [400, { code: 1, error: 'This file is not an image a thumbnail can be made of.' }]);
+  const missing = await fetch(`${signed.url}/files/${signed.appId}/${'x'.repeat(40)}.png?imageView/2/w/10/h/10`, { redirect: 'manual' });
+  assert.equal(missing.status, 404);
+
+  // At most 16 sizes of one file, as on local disk (the URL is public).
+  for (let side = 1; side <= 14; side++) assert.equal((await fetch(`${sent.body.url}?imageView/2/w/${side}/h/${side}`, { redirect: 'manual' })).status, 302);
+  const seventeenth = await fetch(`${sent.body.url}?imageView/2/w/99/h/99`, { redirect: 'manual' });
+  assert.deepEqual([seventeenth.status, (await seventeenth.json()).error], [400, 'At most 16 thumbnail sizes are made of one file.']);
+  assert.equal((await fetch(`${sent.body.url}?imageView/2/w/1/h/1`, { redirect: 'manual' })).status, 302, 'a kept size is still served');
+
+  // Deleting the file deletes its thumbnails.
+  assert.deepEqual((await signed.master.delete(`/1.1/files/${sent.body.objectId}`)).body, {});
+  assert.deepEqual(await listed(`roost/.thumbs/${key}/`), []);
+  assert.deepEqual(await listed(`roost/${key}`), []);
+});
+
+test('thumbnailURL on a public bucket: the URL is the bucket\'s, which ignores the query (no thumbnail)', async () => {
+  const png = await sharp({ create: { width: 20, height: 10, channels: 3, background: '#0c0' } }).png().toBuffer();
+  const sent = await sendBytes(open.client, 'POST', '/1.1/files/small.png', png);
+  const served = await fetch(`${sent.body.url}?imageView/2/w/5/h/5/q/100/format/png`);
+  assert.ok(Buffer.from(await served.arrayBuffer()).equals(png));
 });

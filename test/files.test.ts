@@ -243,7 +243,8 @@ test('a PUT with more bytes than its Content-Length (a Node stream longer than t
   });
   assert.match(answer, /^HTTP\/1\.1 400 /);
   assert.ok(answer.endsWith('{"code":1,"error":"Malformed HTTP request."}'), answer);
-  // The upload handler may still be running: give it time to (wrongly) write the record.
+  // The upload handler may still be running: let it finish writing the bytes, then give it time to (wrongly) write the record.
+  for (let i = 0; i < 100 && (await filesUnder(folder)).some((path) => path.startsWith('.partial/')); i++) await new Promise((r) => setTimeout(r, 50));
   await new Promise((resolve) => setTimeout(resolve, 500));
   assert.equal((await server.client.get(`/1.1/files/${granted.objectId}`)).status, 404);
   assert.deepEqual((await filesUnder(folder)).filter((path) => path === granted.key || path.startsWith('.partial/')), []);
@@ -486,6 +487,16 @@ test('thumbnailURL: imageView/<mode>/w/h/q/format is answered resized (made once
   assert.equal((await fetch(`${url}?imageView/2/w/1/h/1`)).status, 200, 'a kept size is still served');
   const bad = await fetch(`${url}?imageView/2/w/0/h/50`);
   assert.deepEqual([bad.status, (await bad.json()).code], [400, 1]);
+  const huge = await fetch(`${url}?imageView/2/w/4096/h/4096`);
+  assert.deepEqual([huge.status, await huge.json()], [
+    400,
+    { code: 1, error: 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif], w×h at most 8388608 pixels.' },
+  ]);
+  // An image of more than 50 Mpx is refused from its header, before a pixel is decoded.
+  const large = await sharp({ create: { width: 10_000, height: 5_001, channels: 3, background: '#000' } }).png({ compressionLevel: 1 }).toBuffer();
+  const largeUrl = (await sendBytes(server.client, 'POST', '/1.1/files/large.png', large)).body.url;
+  const tooLarge = await fetch(`${largeUrl}?imageView/2/w/10/h/10`);
+  assert.deepEqual([tooLarge.status, await tooLarge.json()], [400, { code: 1, error: 'This image has more than 50000000 pixels: no thumbnail is made of it.' }]);
   const text = await sendBytes(server.client, 'POST', '/1.1/files/plain.txt', 'not an image');
   const notImage = await fetch(`${text.body.url}?imageView/2/w/10/h/10`);
   assert.deepEqual([notImage.status, (await notImage.json()).error], [400, 'This file is not an image a thumbnail can be made of.']);

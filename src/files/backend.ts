@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ThumbnailRefusal, ThumbnailSpec } from './thumbnails.ts';
 
 /** What a backend knows of bytes it keeps under a key. */
 export interface StoredBytes {
@@ -43,6 +44,11 @@ export interface FileBackend {
   url(key: string): string;
   /** When `url` points at Roost but the bytes are elsewhere (a private bucket): where to send a reader now. */
   signedUrl?(key: string): Promise<string | null>;
+  /**
+   * Where to send a reader of a thumbnail of the key's image, made on the first request and kept beside it (removed
+   * with it); null when the key holds nothing. Backends whose files Roost serves itself keep their own way.
+   */
+  thumbnailUrl?(key: string, spec: ThumbnailSpec): Promise<string | null | ThumbnailRefusal>;
   close?(): Promise<void>;
 }
 

@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Md5 } from './md5.ts';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { resizer, thumbnailName, type ThumbnailSpec } from './thumbnails.ts';
+import { makeThumbnail, maxThumbnailsPerFile, thumbnailName, type ThumbnailRefusal, type ThumbnailSpec } from './thumbnails.ts';
 import { checkKey, TooLarge, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
-
-/** Different thumbnails kept of one file (apps ask for a handful of sizes). */
-export const maxThumbnailsPerFile = 16;
 
 /** Counts (`counted`: not `size`, which lib-storage would read as the length) and hashes the bytes going through, failing with TooLarge past `maxBytes`. */
 export function measuring(maxBytes: number): Transform & { counted: number; md5(): Promise<string> } {
@@ -109,26 +106,25 @@ export class LocalDiskBackend implements FileBackend {
 
   /**
    * The path under `thumbnailRoot` of a thumbnail of the key's image, made once and kept (`.thumbs/`, atomic as
-   * put is); null when the key holds nothing, 'notImage' when its bytes are no image sharp reads, 'tooMany' when
-   * the file has `maxThumbnailsPerFile` sizes already.
+   * put is); null when the key holds nothing.
    */
-  async thumbnail(key: string, spec: ThumbnailSpec): Promise<string | null | 'notImage' | 'tooMany'> {
+  async thumbnail(key: string, spec: ThumbnailSpec): Promise<string | null | ThumbnailRefusal> {
     const relative = `${checkKey(key)}/${thumbnailName(spec)}`;
     const target = join(this.thumbnailRoot, relative);
     if ((await stat(target).catch(() => null))?.isFile()) return relative;
     if ((await this.head(key)) === null) return null;
-    // The URL is public: without a bound, anyone could fill the disk with sizes of one image.
     const kept = await readdir(dirname(target)).catch(() => []);
     if (kept.length >= maxThumbnailsPerFile) return 'tooMany';
+    const made = await makeThumbnail(() => this.get(key), spec);
+    if (made === null || typeof made === 'string') return made;
     const partial = join(this.root, '.partial', randomBytes(12).toString('hex'));
     await mkdir(dirname(partial), { recursive: true });
     try {
-      await pipeline(createReadStream(this.path(key)), resizer(spec), createWriteStream(partial, { flags: 'wx' }));
+      await writeFile(partial, made, { flag: 'wx' });
       await mkdir(dirname(target), { recursive: true });
       await rename(partial, target);
-    } catch {
+    } finally {
       await rm(partial, { force: true });
-      return 'notImage';
     }
     return relative;
   }

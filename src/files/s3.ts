@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { checkKey, type ByteRange, type FileBackend, type StoredBytes } from './backend.ts';
 import { measuring } from './local-disk.ts';
+import { makeThumbnail, maxThumbnailsPerFile, thumbnailName, type ThumbnailRefusal, type ThumbnailSpec } from './thumbnails.ts';
 
 export interface S3Options {
   bucket: string;
@@ -83,9 +84,13 @@ export class S3Backend implements FileBackend {
     }
   }
 
-  /** Lists the app's keys a page (at most 1,000) at a time and deletes each page in one request. */
-  async deleteApp(appId: string): Promise<void> {
-    const prefix = this.options.prefix + checkKey(`${appId}/x`).split('/')[0] + '/';
+  /** Where a key's thumbnails are kept: beside the keys, under `.thumbs/`, which no key can name (checkKey). */
+  private thumbnailsOf(key: string): string {
+    return `${this.options.prefix}.thumbs/${checkKey(key)}/`;
+  }
+
+  /** Lists the objects under a prefix a page (at most 1,000) at a time and deletes each page in one request. */
+  private async deleteUnder(prefix: string): Promise<void> {
     let token: string | undefined;
     do {
       const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
@@ -93,6 +98,46 @@ export class S3Backend implements FileBackend {
       if (keys.length > 0) await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  async deleteApp(appId: string): Promise<void> {
+    const folder = checkKey(`${appId}/x`).split('/')[0];
+    await this.deleteUnder(`${this.options.prefix}${folder}/`);
+    await this.deleteUnder(`${this.options.prefix}.thumbs/${folder}/`);
+  }
+
+  /**
+   * A thumbnail is made on the first request (the original read from the bucket, resized here), kept in the bucket
+   * under `.thumbs/<key>/`, and read from there as the file is: its public URL, or a URL signed for a short while.
+   */
+  async thumbnailUrl(key: string, spec: ThumbnailSpec): Promise<string | null | ThumbnailRefusal> {
+    const folder = this.thumbnailsOf(key);
+    const target = folder + thumbnailName(spec);
+    if (!(await this.exists(target))) {
+      const kept = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, MaxKeys: maxThumbnailsPerFile }));
+      if ((kept.KeyCount ?? 0) >= maxThumbnailsPerFile) return 'tooMany';
+      const made = await makeThumbnail(() => this.get(key), spec);
+      if (made === null || typeof made === 'string') return made;
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: target, Body: made, ContentType: `image/${spec.format}` }));
+    }
+    return this.readUrl(target);
+  }
+
+  private async exists(objectKey: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      return true;
+    } catch (error) {
+      if (missing(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Where a reader gets an object of the bucket: its public address, or a URL signed for signedUrlSeconds. */
+  private async readUrl(objectKey: string): Promise<string> {
+    if (this.options.publicUrl) return `${this.options.publicUrl}/${objectKey.split('/').map(encodeURIComponent).join('/')}`;
+    const command = new GetObjectCommand({ Bucket: this.bucket, Key: objectKey });
+    return getSignedUrl(this.client, command, { expiresIn: this.options.signedUrlSeconds });
   }
 
   async head(key: string): Promise<{ size: number } | null> {
@@ -119,6 +164,7 @@ export class S3Backend implements FileBackend {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+    await this.deleteUnder(this.thumbnailsOf(key));
   }
 
   url(key: string): string {
@@ -130,8 +176,7 @@ export class S3Backend implements FileBackend {
   /** In signed mode, where a read of the key is sent: a URL of the bucket signed for a short while. */
   async signedUrl(key: string): Promise<string | null> {
     if (this.options.publicUrl) return null;
-    const command = new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) });
-    return getSignedUrl(this.client, command, { expiresIn: this.options.signedUrlSeconds });
+    return this.readUrl(this.objectKey(key));
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,7 @@
-import sharp, { type Sharp } from 'sharp';
+import sharp from 'sharp';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Turns } from '../lib/turns.ts';
 
 /** A thumbnail as `AV.File#thumbnailURL` asks for it: qiniu's `imageView/<mode>/w/<w>/h/<h>/q/<q>/format/<fmt>`. */
 export interface ThumbnailSpec {
@@ -11,6 +14,14 @@ export interface ThumbnailSpec {
 }
 
 const maxSide = 4096;
+/** A thumbnail's own pixels: bounds what one holds in memory (a few bytes a pixel) whatever its sides. */
+export const maxThumbnailPixels = 8_388_608;
+/** Images past this many pixels are refused from their header, before anything is decoded. */
+export const maxImagePixels = 50_000_000;
+/** Different thumbnails kept of one file (apps ask for a handful of sizes; the URL is public). */
+export const maxThumbnailsPerFile = 16;
+/** Thumbnails made at once in this process: each keeps a core busy, the others wait their turn. */
+const making = new Turns(2);
 const pattern = /(?:^|[?&])imageView\/([12])\/w\/(\d{1,5})\/h\/(\d{1,5})(?:\/q\/(\d{1,3}))?(?:\/format\/(\w{1,8}))?$/;
 const formats: Record<string, ThumbnailSpec['format']> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg', webp: 'webp', gif: 'gif' };
 
@@ -24,7 +35,8 @@ export function thumbnailSpec(query: string): ThumbnailSpec | null | 'invalid' {
   const height = Number(h);
   const quality = q === undefined ? 100 : Number(q);
   const format = formats[(fmt ?? 'png').toLowerCase()];
-  if (!format || width < 1 || height < 1 || width > maxSide || height > maxSide || quality < 1 || quality > 100) return 'invalid';
+  if (!format || width < 1 || height < 1 || width > maxSide || height > maxSide || width * height > maxThumbnailPixels) return 'invalid';
+  if (quality < 1 || quality > 100) return 'invalid';
   return { crop: mode === '1', width, height, quality, format };
 }
 
@@ -33,10 +45,37 @@ export function thumbnailName(spec: ThumbnailSpec): string {
   return `${spec.crop ? 'c' : 'f'}${spec.width}x${spec.height}q${spec.quality}.${spec.format}`;
 }
 
-/** A stream that takes an image's bytes and gives the thumbnail's (sharp: libvips, a few MiB whatever the image). */
-export function resizer(spec: ThumbnailSpec): Sharp {
-  return sharp({ limitInputPixels: 50_000_000 })
-    .rotate()
-    .resize(spec.width, spec.height, { fit: spec.crop ? 'cover' : 'inside', withoutEnlargement: !spec.crop })
-    .toFormat(spec.format, { quality: spec.quality });
+/** Why a thumbnail was not made: no image in the bytes, an image past maxImagePixels, a file with every size it may have. */
+export type ThumbnailRefusal = 'notImage' | 'tooLarge' | 'tooMany';
+
+/**
+ * The thumbnail's bytes, made of the bytes `open` gives (null: the file is gone), at most `making` at once.
+ * sharp (libvips) reads the source as a stream; the result, at most maxThumbnailPixels, is gathered in memory.
+ */
+export async function makeThumbnail(open: () => Promise<Readable | null>, spec: ThumbnailSpec): Promise<Buffer | null | 'notImage' | 'tooLarge'> {
+  return making.run(async () => {
+    const source = await open();
+    if (source === null) return null;
+    let sourceFailure: Error | null = null;
+    source.once('error', (error) => (sourceFailure = error));
+    const resize = sharp({ limitInputPixels: maxImagePixels })
+      .rotate()
+      .resize(spec.width, spec.height, { fit: spec.crop ? 'cover' : 'inside', withoutEnlargement: !spec.crop })
+      .toFormat(spec.format, { quality: spec.quality });
+    const chunks: Buffer[] = [];
+    const gather = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        done();
+      },
+    });
+    try {
+      await pipeline(source, resize, gather);
+    } catch (error) {
+      // A source that failed (a disk or bucket error) is the server's trouble, not the file's.
+      if (sourceFailure) throw sourceFailure;
+      return /pixel limit/.test((error as Error).message) ? 'tooLarge' : 'notImage';
+    }
+    return Buffer.concat(chunks);
+  });
 }

@@ -14,6 +14,7 @@ import { TooLarge, type FileBackend } from '../../src/files/backend.ts';
 import { LocalDiskBackend } from '../../src/files/local-disk.ts';
 import { S3Backend } from '../../src/files/s3.ts';
 import { startS3, type TestS3 } from '../helpers/s3.ts';
+import sharp from 'sharp';
 
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
 const options = { contentType: 'application/octet-stream', maxBytes: 64 * 1024 * 1024 };
@@ -112,6 +113,23 @@ function conformance(name: string, open: () => Promise<{ backend: FileBackend; l
       assert.ok(backend.url(kept).endsWith(`/${encodeURIComponent('中文 (1) 100%.txt')}`));
       await backend.delete(kept);
       assert.equal(await backend.head(kept), null);
+    });
+
+    test('thumbnailUrl (where a backend has it): made from the kept image, gone with the app', async (t) => {
+      if (!backend.thumbnailUrl) return t.skip('this backend leaves thumbnails to Roost\'s own serving');
+      const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#c00' } }).png().toBuffer();
+      const at = 'appthumbs/wide.png';
+      await backend.put(at, Readable.from([png]), options);
+      const spec = { crop: false, width: 10, height: 10, quality: 100, format: 'png' } as const;
+      const url = await backend.thumbnailUrl(at, spec);
+      assert.equal(typeof url, 'string');
+      const meta = await sharp(Buffer.from(await (await fetch(url as string)).arrayBuffer())).metadata();
+      assert.deepEqual([meta.width, meta.height], [10, 5]);
+      assert.equal(await backend.thumbnailUrl('appthumbs/gone.png', spec), null);
+      await backend.put('appthumbs/text.txt', Readable.from([Buffer.from('no image')]), options);
+      assert.equal(await backend.thumbnailUrl('appthumbs/text.txt', spec), 'notImage');
+      await backend.deleteApp('appthumbs');
+      assert.equal((await fetch(url as string)).status, 404);
     });
 
     test('url names the key under the public address', async () => {

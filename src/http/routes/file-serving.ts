@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SignedFileUrls } from '../../files/url-signing.ts';
-import { thumbnailSpec } from '../../files/thumbnails.ts';
+import { maxImagePixels, maxThumbnailPixels, maxThumbnailsPerFile, thumbnailSpec, type ThumbnailRefusal } from '../../files/thumbnails.ts';
 import send from '@fastify/send';
 import { ApiError } from '../../lib/errors.ts';
 import { checkKey } from '../../files/backend.ts';
 import type { FileService } from '../../files/service.ts';
-import { diskChunkBytes, maxThumbnailsPerFile, type LocalDiskBackend } from '../../files/local-disk.ts';
+import { diskChunkBytes, type LocalDiskBackend } from '../../files/local-disk.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
 
 function refuse(reply: FastifyReply, message: string): FastifyReply {
@@ -26,6 +26,12 @@ function keyOf(appId: string, rest: string): string | null {
     return null;
   }
 }
+
+const thumbnailRefusals: Record<ThumbnailRefusal, string> = {
+  notImage: 'This file is not an image a thumbnail can be made of.',
+  tooLarge: `This image has more than ${maxImagePixels} pixels: no thumbnail is made of it.`,
+  tooMany: `At most ${maxThumbnailsPerFile} thumbnail sizes are made of one file.`,
+};
 
 /** A key names its bytes for good (a new upload gets a new key), so caches may keep them. */
 const cacheControl = 'public, max-age=31536000, immutable';
@@ -68,21 +74,23 @@ export async function registerFileServing(
     handler: async (request, reply) => {
       const key = keyOf(request.params.appId, request.params['*']);
       if (key === null) return notFound(reply);
+      const spec = thumbnailSpec(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
+      if (spec === 'invalid') {
+        return refuse(reply, `A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif], w×h at most ${maxThumbnailPixels} pixels.`);
+      }
       if (!local) {
         // A private bucket: its files' URLs point here, and each read is sent on to a freshly signed URL.
-        const target = await files.backend.signedUrl?.(key).catch(() => null);
+        const target = spec ? await files.backend.thumbnailUrl?.(key, spec) : await files.backend.signedUrl?.(key).catch(() => null);
         if (!target) return notFound(reply);
+        if (target in thumbnailRefusals) return refuse(reply, thumbnailRefusals[target as ThumbnailRefusal]);
         return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
       }
-      const spec = thumbnailSpec(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
-      if (spec === 'invalid') return refuse(reply, 'A thumbnail is asked as imageView/<1|2>/w/<1-4096>/h/<1-4096>[/q/<1-100>][/format/png|jpg|webp|gif].');
       let path = key;
       let root = local.root;
       if (spec) {
-        const made = await local.thumbnail(key, spec).catch(() => null);
+        const made = await local.thumbnail(key, spec);
         if (made === null) return notFound(reply);
-        if (made === 'notImage') return refuse(reply, 'This file is not an image a thumbnail can be made of.');
-        if (made === 'tooMany') return refuse(reply, `At most ${maxThumbnailsPerFile} thumbnail sizes are made of one file.`);
+        if (made in thumbnailRefusals) return refuse(reply, thumbnailRefusals[made as ThumbnailRefusal]);
         path = made;
         root = local.thumbnailRoot;
       }
