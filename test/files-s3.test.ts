@@ -62,6 +62,21 @@ test('a public bucket: URLs point at S3_PUBLIC_URL and the REST upload lands the
   assert.equal(served.headers.get('content-type'), 'text/plain');
 });
 
+test('keep_file_name in a bucket: the object key and both kinds of URL end with the name', async () => {
+  const name = '中文 report (1) 100%.txt';
+  for (const server of [signed, open]) {
+    const granted = (await server.client.post('/1.1/fileTokens', { name, keep_file_name: true, metaData: { size: 4 } })).body;
+    assert.equal(granted.key.split('/')[2], name);
+    assert.ok(granted.url.endsWith(`/${encodeURIComponent(name)}`), granted.url);
+    assert.equal((await fetch(granted.upload_url, { method: 'PUT', body: 'kept' })).status, 200);
+    assert.equal(await (await fetch(granted.url)).text(), 'kept');
+    const prefix = server === signed ? 'roost/' : '';
+    assert.equal(await (await inBucket(`${prefix}${granted.key.split('/').map(encodeURIComponent).join('/')}`)).text(), 'kept');
+    assert.deepEqual((await server.client.delete(`/1.1/files/${granted.objectId}`)).body, {});
+    assert.equal((await fetch(granted.url)).status, 404);
+  }
+});
+
 test('an upload cut halfway leaves no object and no record in the bucket', async () => {
   const granted = (await signed.client.post('/1.1/fileTokens', { name: 'cut.bin', metaData: { size: 8_000_000 } })).body;
   const target = new URL(granted.upload_url);

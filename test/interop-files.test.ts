@@ -3,16 +3,18 @@
 // AV.File (on save, query, include, login, fetch and become), File#fetch and #destroy, `new AV.Query(AV.File)`
 // (the recorded "#File Query") and `new AV.Query('_File')`, files whose size the SDK does not know (base64, a
 // Node stream), and save({keepFileName: true}).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AV from 'leancloud-storage';
 import { sdkServer } from './helpers/sdk.ts';
 
-const server = sdkServer({ env: { FILES_DIR: mkdtempSync(join(tmpdir(), 'roost-sdk-files-')) } });
+const scratch = mkdtempSync(join(tmpdir(), 'roost-sdk-files-'));
+const server = sdkServer({ env: { FILES_DIR: join(scratch, 'files') } });
+after(() => rmSync(scratch, { recursive: true, force: true }));
 
 test('new AV.File(name, buffer).save() uploads the bytes, which the url serves', async () => {
   const file = await new AV.File('buffer-test.txt', Buffer.from('hello world')).save();
@@ -148,7 +150,7 @@ test('sizes the SDK does not know are the bytes received: base64 data, a Node st
   assert.equal(fetched.size(), 30);
   assert.equal(fetched.metaData('_checksum'), createHash('md5').update('working at avoscloud is great!').digest('hex'));
 
-  const path = join(mkdtempSync(join(tmpdir(), 'roost-sdk-stream-')), 'streamed.txt');
+  const path = join(scratch, 'streamed.txt');
   writeFileSync(path, 'streamed bytes!');
   const streamed = new AV.File('streamed.txt', createReadStream(path));
   streamed.metaData('size', 15);
