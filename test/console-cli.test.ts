@@ -7,6 +7,7 @@ import * as OTPAuth from 'otpauth';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { roostCli } from './helpers/cli.ts';
 import { ConsoleClient } from './helpers/console.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 let database: TestDatabase;
 let t: TestServer;
@@ -73,7 +74,7 @@ test('refusals: exit 1 with the reason; usage errors exit 2', async () => {
 
 test('--password-stdin takes the password from standard input, and refuses a short one', async () => {
   const cli = (input: string, ...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'operator', ...args, '--password-stdin'], {
+    spawnSync(process.execPath, [...roostScript('cli'), 'operator', ...args, '--password-stdin'], {
       input,
       encoding: 'utf8',
       env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', ...database.env },

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ManualClock } from '../src/lib/clock.ts';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 const run = promisify(execFile);
 
@@ -225,7 +226,7 @@ describe('GET and HEAD /1.1/date', () => {
 
 describe('roost app settings --set webSecurityDomains', () => {
   const roost = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    run(process.execPath, [...roostScript('cli'), ...args], {
       env: { ...process.env, ...database.env, DATABASE_URL: database.env.DATABASE_URL ?? '' },
     });
 

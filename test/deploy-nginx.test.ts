@@ -16,7 +16,7 @@ import { LcDevice } from './helpers/lc-device.ts';
 import { command } from '../src/push/connection/messages.ts';
 
 const nginxBinary = '/usr/sbin/nginx';
-const shipped = readFileSync(new URL('../docs/deploy/nginx.conf', import.meta.url), 'utf8');
+const shipped = readFileSync('docs/deploy/nginx.conf', 'utf8');
 const skip = existsSync(nginxBinary) ? false : 'nginx is not installed (apt-get install nginx-light)';
 
 let database: TestDatabase | undefined;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { testDatabase, type TestDatabase } from './helpers/harness.ts';
 import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
 import { holdWriteLock, waitForLockWaiters } from './helpers/locks.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 /**
  * Regression: each node checked for applications, then created "default", so nodes starting
@@ -23,7 +24,7 @@ after(async () => {
 });
 
 function roost(database: TestDatabase, ...args: string[]) {
-  return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  return run(process.execPath, [...roostScript('cli'), ...args], {
     env: { ...process.env, ...database.env, LOG_LEVEL: 'silent' },
   });
 }

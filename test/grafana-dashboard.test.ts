@@ -25,7 +25,7 @@ function metricNames(expr: string): string[] {
 }
 
 test('every PromQL expression of the dashboard reads metrics /metrics exports', async () => {
-  const dashboard = JSON.parse(readFileSync(new URL('../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as {
+  const dashboard = JSON.parse(readFileSync('docs/grafana-dashboard.json', 'utf8')) as {
     panels: Panel[];
     templating: { list: Array<{ query?: string }> };
   };

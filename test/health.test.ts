@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startServer, type TestServer } from './helpers/harness.ts';
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 const servers: TestServer[] = [];
 after(async () => {
   for (const server of servers) await server.close();

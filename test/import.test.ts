@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { exportUser, serviceHash, type ExportUser } from './helpers/export.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 let database: TestDatabase;
 let server: TestServer;
@@ -22,7 +23,7 @@ const postAcl = { '*': { read: true }, 'role:night shift': { read: true, write: 
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...roostScript('cli'), ...args], {
       env: { ...process.env, ...database.env, ROOST_SECRET: server.config.secret, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 const run = promisify(execFile);
 
@@ -120,7 +121,7 @@ test('bad specs are refused with their catalogue error, and nothing is created',
 
 test('roost index create, list and drop act on the same indexes as the endpoint', async () => {
   const roost = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'index', ...args], {
+    run(process.execPath, [...roostScript('cli'), 'index', ...args], {
       env: { ...process.env, ...database.env, DATABASE_URL: database.env.DATABASE_URL ?? '' },
     });
   // create waits for the build: the index it prints is ready.

@@ -11,7 +11,7 @@ import { sqliteValueSamples } from '../src/storage/sql/migrations/0012_sqlite_va
 import { testDatabase } from './helpers/databases.ts';
 
 test('the loader lists every migration file of the folder, in name order', () => {
-  const files = readdirSync(new URL('../src/storage/sql/migrations/', import.meta.url))
+  const files = readdirSync('src/storage/sql/migrations')
     .filter((file) => file !== 'migrate.ts')
     .map((file) => file.replace(/\.ts$/, ''));
   for (const file of files) assert.match(file, /^\d{4}_[a-z0-9_]+$/, `${file}: migrations are named NNNN_what_it_does.ts`);

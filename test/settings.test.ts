@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
+import { roostScript } from './helpers/scripts.ts';
 
 const run = promisify(execFile);
 
@@ -100,7 +101,7 @@ describe('the roost command', () => {
   });
 
   const roost = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    run(process.execPath, [...roostScript('cli'), ...args], {
       env: { ...process.env, ...database.env, DATABASE_URL: database.env.DATABASE_URL ?? '' },
     });
 

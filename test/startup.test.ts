@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { storeKind, testDatabase, type TestDatabase } from './helpers/harness.ts';
 import { spawnRoost, type RoostProcess } from './helpers/processes.ts';
+import { roostScript } from './helpers/scripts.ts';
 import { newSecretKeyText } from '../src/lib/secret-box.ts';
 
 /**
@@ -33,11 +34,11 @@ interface Outcome {
 }
 
 /** Runs a Roost script to its end (a server that starts is killed after 60 s and fails the test). */
-function run(script: string, args: string[], env: Record<string, string>, onSpawn?: (pid: number) => void): Promise<Outcome> {
+function run(entry: string[], args: string[], env: Record<string, string>, onSpawn?: (pid: number) => void): Promise<Outcome> {
   return new Promise((done) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', script, ...args],
+      [...entry, ...args],
       { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env }, timeout: 60_000 },
       (error, stdout, stderr) => done({ code: error ? ((error as { code?: unknown }).code as number) ?? null : 0, stdout, stderr }),
     );
@@ -74,7 +75,7 @@ describe('a failure to start is one line that names the cause', { concurrency: 2
     try {
       const database = await testDatabase();
       databases.push(database);
-      const outcome = await run('src/main.ts', [], { ...database.env, PORT: String(port) });
+      const outcome = await run(roostScript('main'), [], { ...database.env, PORT: String(port) });
       assertOneLine(outcome, `roost: cannot listen on 127.0.0.1:${port}: address already in use`);
     } finally {
       holder.close();
@@ -85,7 +86,7 @@ describe('a failure to start is one line that names the cause', { concurrency: 2
     const port = await closedPort();
     const env = { DATABASE_URL: `postgres://roost:s3cret@127.0.0.1:${port}/roost`, ROOST_SECRET_KEY: newSecretKeyText() };
     const line = `roost: cannot reach PostgreSQL at postgres://roost:****@127.0.0.1:${port}/roost: connection refused`;
-    const [server, cli] = await Promise.all([run('src/main.ts', [], env), run('src/cli.ts', ['app', 'create', '--name', 'shop'], env)]);
+    const [server, cli] = await Promise.all([run(roostScript('main'), [], env), run(roostScript('cli'), ['app', 'create', '--name', 'shop'], env)]);
     assertOneLine(server, line);
     assertOneLine(cli, line);
   });
@@ -94,7 +95,7 @@ describe('a failure to start is one line that names the cause', { concurrency: 2
     const port = await closedPort();
     const database = await testDatabase();
     databases.push(database);
-    const outcome = await run('src/main.ts', [], { ...database.env, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const outcome = await run(roostScript('main'), [], { ...database.env, REDIS_URL: `redis://127.0.0.1:${port}` });
     assertOneLine(outcome, `roost: cannot reach Redis at redis://127.0.0.1:${port}: connection refused`);
   });
 
@@ -102,7 +103,7 @@ describe('a failure to start is one line that names the cause', { concurrency: 2
     // A file stands where the folder should be (the process may run as root, which file modes do not stop).
     const file = join(folder(), 'not-a-folder');
     writeFileSync(file, '');
-    const outcome = await run('src/main.ts', [], { DATA_DIR: join(file, 'data') });
+    const outcome = await run(roostScript('main'), [], { DATA_DIR: join(file, 'data') });
     assertOneLine(outcome, `roost: cannot write to the data folder ${join(file, 'data')}: not a directory`);
   });
 });
@@ -147,7 +148,7 @@ test('a server and two `roost app create` started together on a fresh database a
     const pids: number[] = [];
     const starting = spawnRoost({ ...database.env, LOG_LEVEL: 'info' });
     const creating = Promise.all(
-      ['one', 'two'].map((name) => run('src/cli.ts', ['app', 'create', '--name', name], env, (pid) => pids.push(pid))),
+      ['one', 'two'].map((name) => run(roostScript('cli'), ['app', 'create', '--name', name], env, (pid) => pids.push(pid))),
     );
     await startTogether(database, pids, 2);
     const created = await creating;
@@ -170,11 +171,11 @@ test('started through a symlinked release folder, the server serves and the CLI 
   symlinkSync(resolve('.'), link);
   const database = await testDatabase();
   databases.push(database);
-  const node = await spawnRoost(database.env, [], join(link, 'src/main.ts'));
+  const node = await spawnRoost(database.env, [], roostScript('main', link));
   nodes.push(node);
   const health = await fetch(`${node.url}/health`);
   assert.equal(health.status, 200);
-  const listed = await run(join(link, 'src/cli.ts'), ['app', 'list'], { ...database.env, LOG_LEVEL: 'silent' });
+  const listed = await run(roostScript('cli', link), ['app', 'list'], { ...database.env, LOG_LEVEL: 'silent' });
   assert.equal(listed.code, 0, listed.stderr);
   assert.deepEqual((JSON.parse(listed.stdout) as Array<{ name: string }>).map((app) => app.name), ['default']);
 });

@@ -91,7 +91,7 @@ function syntaxDetail(cql: string, error: CqlSyntaxError): string {
 
 function parseStatement(cql: string): Statement {
   try {
-    return cqlParser.parse(cql) as Statement;
+    return cqlParser().parse(cql) as Statement;
   } catch (error) {
     if (isCqlSyntaxError(error)) cqlSyntaxError(syntaxDetail(cql, error));
     throw error;

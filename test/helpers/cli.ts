@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { roostScript } from './scripts.ts';
 
 const run = promisify(execFile);
 
@@ -17,7 +18,7 @@ export async function roostCli(env: Record<string, string>, ...args: string[]): 
   // A PostgreSQL DATABASE_URL of the test run's own environment must not win over a SQLite database's env.
   const childEnv = { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', ...env };
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: childEnv });
+    const { stdout, stderr } = await run(process.execPath, [...roostScript('cli'), ...args], { env: childEnv });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { roostScript } from './scripts.ts';
 
 export interface RoostProcess {
   url: string;
@@ -14,13 +15,13 @@ export interface RoostProcess {
 }
 
 /**
- * Runs `src/main.ts` (or `script`) as a separate Roost process and waits until it listens; `nodeArgs`
+ * Runs `src/main.ts` (or the `entry` given, see roostScript) as a separate Roost process and waits until it listens; `nodeArgs`
  * go to node (e.g. --cpu-prof).
  */
-export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [], script = 'src/main.ts'): Promise<RoostProcess> {
+export function spawnRoost(env: Record<string, string>, nodeArgs: string[] = [], entry = roostScript('main')): Promise<RoostProcess> {
   // Its own data folder, where a first start leaves the keys file (stdout is a pipe, not a terminal).
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'roost-node-'));
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
