@@ -79,7 +79,8 @@ test('ids issued in one second by one process sort in the order they were issued
 test('ids of two processes differ in their process part, never collide, and still start with the time', async () => {
   // A second copy of the module stands for another process (its own random part and counter).
   const here = await import('../src/lib/ids.ts');
-  const another = '../src/lib/ids.ts?process=2';
+  // The path as this file runs: from source (.ts) or compiled by npm test (.js), where a computed path is not rewritten.
+  const another = `../src/lib/ids.${import.meta.url.endsWith('.js') ? 'js' : 'ts'}?process=2`;
   const there: typeof here = await import(another);
   const now = Date.UTC(2031, 5, 1);
   const a = Array.from({ length: 1000 }, () => here.newObjectId(now));
