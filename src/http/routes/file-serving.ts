@@ -33,6 +33,11 @@ const thumbnailRefusals: Record<ThumbnailRefusal, string> = {
   tooMany: `At most ${maxThumbnailsPerFile} thumbnail sizes are made of one file.`,
 };
 
+/** What a thumbnail that was not made answers; null for what was made (a URL, a path). */
+function refusalOf(made: string): string | null {
+  return Object.hasOwn(thumbnailRefusals, made) ? thumbnailRefusals[made as ThumbnailRefusal] : null;
+}
+
 /** A key names its bytes for good (a new upload gets a new key), so caches may keep them. */
 const cacheControl = 'public, max-age=31536000, immutable';
 
@@ -82,7 +87,8 @@ export async function registerFileServing(
         // A private bucket: its files' URLs point here, and each read is sent on to a freshly signed URL.
         const target = spec ? await files.backend.thumbnailUrl?.(key, spec) : await files.backend.signedUrl?.(key).catch(() => null);
         if (!target) return notFound(reply);
-        if (target in thumbnailRefusals) return refuse(reply, thumbnailRefusals[target as ThumbnailRefusal]);
+        const refusal = refusalOf(target);
+        if (refusal) return refuse(reply, refusal);
         return reply.header('Cache-Control', 'private, max-age=60').redirect(target, 302);
       }
       let path = key;
@@ -90,7 +96,8 @@ export async function registerFileServing(
       if (spec) {
         const made = await local.thumbnail(key, spec);
         if (made === null) return notFound(reply);
-        if (made in thumbnailRefusals) return refuse(reply, thumbnailRefusals[made as ThumbnailRefusal]);
+        const refusal = refusalOf(made);
+        if (refusal) return refuse(reply, refusal);
         path = made;
         root = local.thumbnailRoot;
       }
