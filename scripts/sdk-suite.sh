@@ -126,7 +126,7 @@ seed /1.1/schemas/Person '{"company":{"default":"leancloud"}}'
 # --- the suite -------------------------------------------------------------------------------------------
 # mocha 3's json reporter prints nothing when an error holds a cycle, so a small reporter of our own writes
 # what the summary needs.
-cat >"$work/reporter.js" <<'EOF'
+cat >"$work/reporter.cjs" <<'EOF'
 const fs = require('fs');
 const Base = require(require.resolve('mocha/lib/reporters/base', { paths: [process.cwd()] }));
 module.exports = function SummaryReporter(runner) {
@@ -167,7 +167,7 @@ set +e
 # return only warned when it failed; as an uncaught exception it would fail whichever test runs at that moment.
 (cd "$sdk_dir" && env NODE_OPTIONS=--unhandled-rejections=warn REAL_BACKEND=1 PLATFORM=NODE_JS APPID="$app_id" APPKEY="$app_key" MASTERKEY="$master_key" \
   SERVER_URL="http://127.0.0.1:$port" HOOKKEY=roost-runs-no-hooks SDK_SUITE_REPORT="$work/report.json" node_modules/.bin/mocha \
-  --require @babel/register --timeout "${TEST_TIMEOUT_MS:-20000}" --reporter "$work/reporter.js" \
+  --require @babel/register --timeout "${TEST_TIMEOUT_MS:-20000}" --reporter "$work/reporter.cjs" \
   ${GREP:+--grep "$GREP"} test/index.js) >"$work/mocha.out" 2>&1
 set -e
 [[ -s "$work/report.json" ]] || { tail -40 "$work/mocha.out" >&2; fail "the suite did not finish"; }
