@@ -174,8 +174,7 @@ export class AccountService {
 
   /** Own session or master only, whatever the ACL says; identity fields stay unique by index. */
   async update(caller: AccountCaller, userId: string, body: unknown, condition?: Where): Promise<StoredObject> {
-    this.requireSelf(caller, userId);
-    checkConditionReads(caller, userClass, condition);
+    this.admitWrite(caller, userId, condition);
     // authData links and unlinks, and a first password, are split off and checked first (src/accounts/third-party.ts).
     const plan = await this.thirdParty.prepareUpdate(caller, userId, body);
     const write = parseUpdateBody(plan.rest, caller.master);
@@ -218,10 +217,15 @@ export class AccountService {
     return updated;
   }
 
-  /** Own session or master only; deleting an absent user succeeds, as for other objects. */
-  async remove(caller: AccountCaller, userId: string, condition?: Where): Promise<void> {
+  /** What an update or delete answers before its body: own session or master, then what its condition may read. */
+  admitWrite(caller: AccountCaller, userId: string, condition: Where | undefined): void {
     this.requireSelf(caller, userId);
     checkConditionReads(caller, userClass, condition);
+  }
+
+  /** Own session or master only; deleting an absent user succeeds, as for other objects. */
+  async remove(caller: AccountCaller, userId: string, condition?: Where): Promise<void> {
+    this.admitWrite(caller, userId, condition);
     const ref = { appId: caller.appId, className: userClass, objectId: userId };
     const outcome = await this.store.deleteObject(ref, () => null, conditionFor(caller, condition));
     if (!outcome.ok && outcome.reason === 'notFound') return;

@@ -7,6 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { AppRegistry } from '../apps/registry.ts';
 import { originAllowed } from '../apps/web-domains.ts';
 import type { Caller } from '../objects/acl.ts';
+import { checkClassName } from '../objects/values.ts';
 import type { AppRecord, StoredObject } from '../objects/types.ts';
 
 /** What every /1.1 handler knows about the request once its keys have been checked. */
@@ -115,4 +116,10 @@ export function authenticate(options: { registry: AppRegistry; clock: Clock; res
 
 export function requireMaster(request: FastifyRequest): void {
   if (!request.ctx.master) throw new ApiError('masterKeyRequired');
+}
+
+/** The master key, then the class name of the path: what the class administration routes answer before their body. */
+export async function requireMasterAndClass(request: FastifyRequest): Promise<void> {
+  requireMaster(request);
+  checkClassName((request.params as { className: string }).className);
 }

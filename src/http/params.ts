@@ -64,9 +64,12 @@ export async function sendsObjectBack(query: Query, objects: ObjectService, call
 }
 
 /** The query parameters listParams reads (find; get reads keys, include and returnACL of them). */
-export const listQuery = queryParams('where', 'order', 'limit', 'skip', 'keys', 'count', 'returnACL', 'include');
-/** What a create reads: wantsObjectBack's flags. */
-export const createQuery = queryParams('new', 'fetchWhenSave');
+const listNames = ['where', 'order', 'limit', 'skip', 'keys', 'count', 'returnACL', 'include'];
+export const listQuery = queryParams(...listNames);
+/** A class's find: redirectClassNameForKey is the SDKs' relation.query() (src/http/routes/classes.ts). */
+export const findQuery = queryParams(...listNames, 'redirectClassNameForKey');
+/** What a create reads: wantsObjectBack's flags, and failOnNotExist for a _User's authData sign-in. */
+export const createQuery = queryParams('new', 'fetchWhenSave', 'failOnNotExist');
 /** What an update reads: conditionOf's where, wantsObjectBack's flags and returnACL; a delete reads the where alone. */
 export const updateQuery = queryParams('where', 'new', 'fetchWhenSave', 'returnACL');
 export const deleteQuery = queryParams('where');

@@ -61,7 +61,7 @@ export function unsupportedClassHandlers(): Record<string, ClassHandlers> {
   return Object.fromEntries(
     Object.entries(classFeatures).map(([className, feature]) => {
       const refuse = refusal(className, feature);
-      return [className, { create: refuse, get: refuse, update: refuse, remove: refuse, find: refuse }];
+      return [className, { create: refuse, get: refuse, update: refuse, remove: refuse, find: refuse, admit: { create: refuse, update: refuse } }];
     }),
   );
 }

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
 import { dictionary } from '../../lib/lookup.ts';
 import { isObject } from '../../objects/values.ts';
-import { parseRequests, subRequestRunner, type SubRequest } from './batch.ts';
+import { batchBody, parseRequests, subRequestRunner, type SubRequest } from './batch.ts';
+import { declared } from '../schema.ts';
 
 /** A path naming a class (or users, installations) rather than one object: where a create goes. */
 const collectionPath = /^\/1\.1\/(classes\/[^/]+|users|installations)$/;
@@ -48,7 +49,7 @@ function target(sub: SubRequest, internalId: string | null, created: Map<string,
  * written, as in /1.1/batch (reference §11; docs/compatibility.md).
  */
 export function registerBatchSaveRoute(app: FastifyInstance): void {
-  app.post('/1.1/batch/save', async (request, reply) => {
+  app.post<{ Body: { requests: unknown[] } }>('/1.1/batch/save', declared({ body: batchBody }), async (request, reply) => {
     const subRequests = parseRequests(request.body);
     const run = subRequestRunner(app, request);
     const created = new Map<string, string>();

@@ -3,6 +3,8 @@ import { ApiError } from '../../lib/errors.ts';
 import { isObject } from '../../objects/values.ts';
 import { batchHeader } from './classes.ts';
 import { routeNotSupported, unsupportedFeatureOf } from '../unsupported.ts';
+import { declared } from '../schema.ts';
+import type { SchemaObject } from 'ajv';
 
 const maxRequests = 500;
 const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
@@ -73,14 +75,27 @@ function parseSubRequest(raw: unknown, index: number): SubRequest {
   return { method, path, url: search ? `${path}?${search}` : path, body: raw.body };
 }
 
-/** The sub-requests of a batch body: {"requests": [{method, path, body?, params?}, …]}. */
-export function parseRequests(body: unknown): SubRequest[] {
-  if (!isObject(body) || !Array.isArray(body.requests)) {
-    throw new ApiError('invalidJson', 'A batch needs a "requests" array.');
-  }
-  if (body.requests.length > maxRequests) {
-    throw new ApiError('invalidJson', `A batch may hold at most ${maxRequests} requests.`);
-  }
+const needsRequests = { kind: 'invalidJson', message: 'A batch needs a "requests" array.' } as const;
+
+/**
+ * A batch body (/1.1/batch and /1.1/batch/save): {"requests": [{method, path, body?, params?}, …]}. Each
+ * sub-request is checked by parseSubRequest in turn, so the first bad one is the one answered.
+ */
+export const batchBody: SchemaObject = {
+  type: 'object',
+  required: ['requests'],
+  'x-error': needsRequests,
+  properties: {
+    requests: {
+      type: 'array',
+      'x-error': needsRequests,
+      allOf: [{ maxItems: maxRequests, 'x-error': { kind: 'invalidJson', message: `A batch may hold at most ${maxRequests} requests.` } }],
+    },
+  },
+};
+
+/** The sub-requests of a body batchBody let through. */
+export function parseRequests(body: { requests: unknown[] }): SubRequest[] {
   return body.requests.map(parseSubRequest);
 }
 
@@ -109,7 +124,7 @@ export function subRequestRunner(
 
 /** POST /1.1/batch: each sub-request runs through the same routes, one after another. */
 export function registerBatchRoutes(app: FastifyInstance): void {
-  app.post('/1.1/batch', async (request) => {
+  app.post<{ Body: { requests: unknown[] } }>('/1.1/batch', declared({ body: batchBody }), async (request) => {
     const subRequests = parseRequests(request.body);
     const run = subRequestRunner(app, request);
     const results: unknown[] = [];

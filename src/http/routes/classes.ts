@@ -5,7 +5,8 @@ import { toWire, touchedFields, wireJson, wirePageJson } from '../../objects/wir
 import { ApiError } from '../../lib/errors.ts';
 import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
-import { conditionOf, flag, listParams, param, queryOf, sendsObjectBack, type ListParams, type Query } from '../params.ts';
+import { conditionOf, createQuery, deleteQuery, findQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery, type ListParams, type Query } from '../params.ts';
+import { declared, objectBody, pathParams, writeBody } from '../schema.ts';
 import type { FoundJson, StoredObject } from '../../objects/types.ts';
 import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import { mayHoldFile } from '../../objects/file-values.ts';
@@ -24,7 +25,18 @@ export interface ClassHandlers {
   update(request: FastifyRequest, reply: FastifyReply, className: string, objectId: string): Promise<unknown>;
   remove(request: FastifyRequest, reply: FastifyReply, className: string, objectId: string): Promise<unknown>;
   find(request: FastifyRequest, reply: FastifyReply, className: string): Promise<unknown>;
+  /**
+   * Refusals answered before the body is read, as these handlers answered them before route schemas
+   * (who may write the class at all): the routes run them ahead of the body's validation.
+   */
+  admit?: {
+    create?(request: FastifyRequest): Promise<void>;
+    update?(request: FastifyRequest, objectId: string): Promise<void>;
+  };
 }
+
+const classParams = pathParams('className');
+const objectParams = pathParams('className', 'objectId');
 
 /**
  * Most ids one DELETE may join with commas: a query's largest page, so `query.limit(1000).destroyAll()`
@@ -139,20 +151,30 @@ export function registerClassRoutes(
 ): void {
   const handlersFor = (className: string) => own(options.builtIn, className) ?? options.generic;
 
-  app.post<{ Params: ClassParams }>('/1.1/classes/:className', (request, reply) =>
+  const admitCreate = async (request: FastifyRequest) => {
+    await handlersFor((request.params as ClassParams).className).admit?.create?.(request);
+  };
+  const admitUpdate = async (request: FastifyRequest) => {
+    const { className, objectId } = request.params as ObjectParams;
+    await handlersFor(className).admit?.update?.(request, objectId);
+  };
+
+  const classCreate = declared({ params: classParams, body: objectBody, querystring: createQuery });
+  app.post<{ Params: ClassParams }>('/1.1/classes/:className', { ...classCreate, preValidation: admitCreate }, (request, reply) =>
     handlersFor(request.params.className).create(request, reply, request.params.className),
   );
-  app.get<{ Params: ClassParams }>('/1.1/classes/:className', (request, reply) =>
+  app.get<{ Params: ClassParams }>('/1.1/classes/:className', declared({ params: classParams, querystring: findQuery }), (request, reply) =>
     handlersFor(request.params.className).find(request, reply, request.params.className),
   );
-  app.get<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', (request, reply) =>
+  app.get<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', declared({ params: objectParams, querystring: listQuery }), (request, reply) =>
     handlersFor(request.params.className).get(request, reply, request.params.className, request.params.objectId),
   );
-  app.put<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', (request, reply) =>
+  const classUpdate = declared({ params: objectParams, body: writeBody, querystring: updateQuery });
+  app.put<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', { ...classUpdate, preValidation: admitUpdate }, (request, reply) =>
     handlersFor(request.params.className).update(request, reply, request.params.className, request.params.objectId),
   );
   // The JS SDK's destroyAll (inside /1.1/batch) and Java's deleteAll send comma-joined ids in one DELETE.
-  app.delete<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', async (request, reply) => {
+  app.delete<{ Params: ObjectParams }>('/1.1/classes/:className/:objectId', declared({ params: objectParams, querystring: deleteQuery }), async (request, reply) => {
     const { className } = request.params;
     const handlers = handlersFor(className);
     const objectIds = [...new Set(request.params.objectId.split(',').filter(Boolean))];

@@ -8,6 +8,7 @@ import { isObject } from '../../objects/values.ts';
 import { findAnswer, type ClassAccess } from '../class-access.ts';
 import type { RequestContext } from '../context.ts';
 import { param, queryOf } from '../params.ts';
+import { declared, queryParams } from '../schema.ts';
 
 /**
  * A CQL write through the class's service, as the REST write it stands for: each inserted row answers
@@ -54,6 +55,8 @@ export function registerCloudQueryRoutes(app: FastifyInstance, options: { clock:
     if (statement.count) out.count = found.count;
     return out;
   };
-  app.get('/1.1/cloudQuery', handler);
-  app.post('/1.1/cloudQuery', handler);
+  const querystring = queryParams('cql', 'pvalues');
+  app.get('/1.1/cloudQuery', declared({ querystring }), handler);
+  // A body that is not an object is read as none: the statement is then the query string's.
+  app.post('/1.1/cloudQuery', declared({ querystring, body: { properties: { cql: {}, pvalues: {} } } }), handler);
 }

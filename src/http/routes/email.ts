@@ -5,7 +5,7 @@ import { emailBodySchema, linkFailureMessages, type LinkFailed } from '../../acc
 import type { AppRegistry } from '../../apps/registry.ts';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { declared } from '../schema.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 import { queryOf } from '../params.ts';
 import {
   linkFailedPage,
@@ -159,11 +159,16 @@ export async function registerEmailPages(
       return resetFormPage(reply, { appName: name, username: found.username, error, status: error ? 400 : 200 });
     };
 
+    // Declared, not refused: a field of another shape is read as absent, as above (field, one).
+    const params = pathParams('token');
+    const verifyRoute = declared({ params, querystring: queryParams('callback') });
+    const resetQuery = queryParams('callback', 'password');
+    const resetForm = declared({ params, querystring: resetQuery, body: { properties: { password: {}, confirm: {} } } });
     for (const version of ['1', '1.1']) {
-      pages.get<{ Params: TokenParams }>(`/${version}/verifyEmail/:token`, verify);
-      pages.post<{ Params: TokenParams }>(`/${version}/verifyEmail/:token`, verify);
-      pages.get<{ Params: TokenParams }>(`/${version}/resetPassword/:token`, resetPassword);
-      pages.post<{ Params: TokenParams }>(`/${version}/resetPassword/:token`, resetPassword);
+      pages.get<{ Params: TokenParams }>(`/${version}/verifyEmail/:token`, verifyRoute, verify);
+      pages.post<{ Params: TokenParams }>(`/${version}/verifyEmail/:token`, verifyRoute, verify);
+      pages.get<{ Params: TokenParams }>(`/${version}/resetPassword/:token`, declared({ params, querystring: resetQuery }), resetPassword);
+      pages.post<{ Params: TokenParams }>(`/${version}/resetPassword/:token`, resetForm, resetPassword);
     }
   });
 }

@@ -1,3 +1,4 @@
+import { declared, pathParams, queryParams } from '../schema.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SignedFileUrls } from '../../files/url-signing.ts';
 import { maxImagePixels, maxThumbnailPixels, maxThumbnailsPerFile, thumbnailSpec, type ThumbnailRefusal } from '../../files/thumbnails.ts';
@@ -53,7 +54,7 @@ export async function registerFileServing(
   const { files, local } = options;
   await app.register(async (raw) => {
     takeRawBodies(raw);
-    raw.put<{ Params: { token: string } }>('/files-upload/:token', { compress: false }, async (request, reply) => {
+    raw.put<{ Params: { token: string } }>('/files-upload/:token', { ...declared({ params: pathParams('token') }), compress: false }, async (request, reply) => {
       const kept = await files.receiveUpload(request.params.token, incomingBytes(request));
       reply.header('ETag', `"${kept.md5}"`);
       return '';
@@ -74,6 +75,7 @@ export async function registerFileServing(
   app.route<{ Params: { appId: string; '*': string }; Querystring: { expires?: string; signature?: string } }>({
     method: ['GET', 'HEAD'],
     url: '/files/:appId/*',
+    ...declared({ params: pathParams('appId', '*'), querystring: queryParams('expires', 'signature') }),
     compress: false,
     preHandler,
     handler: async (request, reply) => {

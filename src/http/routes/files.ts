@@ -4,14 +4,15 @@ import { ApiError } from '../../lib/errors.ts';
 import { parseWriteBody, type ObjectService } from '../../objects/service.ts';
 import type { ClassAccess } from '../class-access.ts';
 import { fileClass, type FileService, type IncomingBytes } from '../../files/service.ts';
-import { queryOf, listParams } from '../params.ts';
+import { queryOf, listParams, listQuery } from '../params.ts';
 import { answerObject } from '../answer.ts';
 import { batchHeader, genericHandlers, missing, type ClassHandlers } from './classes.ts';
 import type { JsonObject } from '../../objects/types.ts';
-import { declared, objectBody as objectSchema } from '../schema.ts';
+import { declared, objectBody as objectSchema, pathParams } from '../schema.ts';
 
 type JsonBody = { Body: JsonObject };
 const objectBody = declared({ body: objectSchema });
+const fileParams = pathParams('objectId');
 
 /** A body handed over as it arrives, never parsed or gathered: file bytes stream on to the backend. */
 export function takeRawBodies(scope: FastifyInstance): void {
@@ -42,7 +43,7 @@ export async function registerFileRoutes(api: FastifyInstance, options: { files:
     reply.status(201).header('Location', `/1.1/files/${saved.objectId}`);
     return { objectId: saved.objectId, createdAt: isoDate(saved.createdAt) };
   });
-  api.get<{ Params: { objectId: string } }>('/1.1/files/:objectId', async (request) => {
+  api.get<{ Params: { objectId: string } }>('/1.1/files/:objectId', declared({ params: fileParams, querystring: listQuery }), async (request) => {
     const found = await objects.get(request.ctx, fileClass, request.params.objectId);
     // In a batch a missing object answers null, as a batch GET of /1.1/classes does (reference §11).
     if (found === null || found === 'noClass') {
@@ -51,13 +52,13 @@ export async function registerFileRoutes(api: FastifyInstance, options: { files:
     }
     return answerObject(objects, request.ctx, found, listParams(queryOf(request)));
   });
-  api.delete<{ Params: { objectId: string } }>('/1.1/files/:objectId', async (request) => {
+  api.delete<{ Params: { objectId: string } }>('/1.1/files/:objectId', declared({ params: fileParams }), async (request) => {
     await files.remove(request.ctx, request.params.objectId);
     return {};
   });
   await api.register(async (raw) => {
     takeRawBodies(raw);
-    raw.post<{ Params: { name: string } }>('/1.1/files/:name', async (request, reply) => {
+    raw.post<{ Params: { name: string } }>('/1.1/files/:name', declared({ params: pathParams('name') }), async (request, reply) => {
       const answer = await files.uploadDirect(request.ctx, request.params.name, request.headers['content-type'], incomingBytes(request));
       reply.status(201).header('Location', `/1.1/files/${String(answer.objectId)}`);
       return answer;
@@ -102,5 +103,11 @@ export function fileClassHandlers(objects: ObjectService, files: FileService): C
       return {};
     },
     find: generic.find,
+    admit: {
+      create: refuse,
+      update: async (request) => {
+        if (!request.ctx.master) await refuse();
+      },
+    },
   };
 }

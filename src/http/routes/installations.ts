@@ -4,7 +4,8 @@ import { parseWriteBody, touchedRoots, type ObjectService } from '../../objects/
 import { toWire, touchedFields } from '../../objects/wire.ts';
 import { installationClass, type InstallationService } from '../../push/installations.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { conditionOf, flag, listParams, queryOf, sendsObjectBack } from '../params.ts';
+import { conditionOf, createQuery, deleteQuery, findQuery, flag, listParams, listQuery, queryOf, sendsObjectBack, updateQuery } from '../params.ts';
+import { declared, objectBody, pathParams, writeBody } from '../schema.ts';
 import { answerObject } from '../answer.ts';
 import { genericHandlers, missing, type ClassHandlers } from './classes.ts';
 import type { ClassAccess } from '../class-access.ts';
@@ -13,6 +14,7 @@ import type { Caller } from '../../objects/acl.ts';
 interface ObjectParams {
   objectId: string;
 }
+const objectParams = pathParams('objectId');
 
 /**
  * The hosted service's default class permissions of `_Installation`: delete with the master key only
@@ -78,15 +80,15 @@ export function installationClassAccess(options: { objects: ObjectService; insta
 export function registerInstallationRoutes(app: FastifyInstance, options: { handlers: ClassHandlers }): void {
   const h = options.handlers;
   const one = (request: FastifyRequest<{ Params: ObjectParams }>) => request.params.objectId;
-  app.post('/1.1/installations', (request, reply) => h.create(request, reply, installationClass));
-  app.get('/1.1/installations', (request, reply) => h.find(request, reply, installationClass));
-  app.get<{ Params: ObjectParams }>('/1.1/installations/:objectId', (request, reply: FastifyReply) =>
+  app.post('/1.1/installations', declared({ body: objectBody, querystring: createQuery }), (request, reply) => h.create(request, reply, installationClass));
+  app.get('/1.1/installations', declared({ querystring: findQuery }), (request, reply) => h.find(request, reply, installationClass));
+  app.get<{ Params: ObjectParams }>('/1.1/installations/:objectId', declared({ params: objectParams, querystring: listQuery }), (request, reply: FastifyReply) =>
     h.get(request, reply, installationClass, one(request)),
   );
-  app.put<{ Params: ObjectParams }>('/1.1/installations/:objectId', (request, reply) =>
+  app.put<{ Params: ObjectParams }>('/1.1/installations/:objectId', declared({ params: objectParams, body: writeBody, querystring: updateQuery }), (request, reply) =>
     h.update(request, reply, installationClass, one(request)),
   );
-  app.delete<{ Params: ObjectParams }>('/1.1/installations/:objectId', async (request, reply) => {
+  app.delete<{ Params: ObjectParams }>('/1.1/installations/:objectId', declared({ params: objectParams, querystring: deleteQuery }), async (request, reply) => {
     for (const objectId of one(request).split(',').filter(Boolean)) {
       await h.remove(request, reply, installationClass, objectId);
     }

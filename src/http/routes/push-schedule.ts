@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
 import { scheduledPushToWire, type PushSchedule } from '../../push/schedule.ts';
 import { requireMaster } from '../context.ts';
+import { declared, pathParams } from '../schema.ts';
 
 interface ScheduledParams {
   id: string;
@@ -19,7 +20,7 @@ export function registerScheduledPushRoutes(app: FastifyInstance, options: { sch
     return { results: (await schedule.list(request.ctx.appId)).map(scheduledPushToWire) };
   });
 
-  app.delete<{ Params: ScheduledParams }>('/1.1/scheduledPushMessages/:id', async (request) => {
+  app.delete<{ Params: ScheduledParams }>('/1.1/scheduledPushMessages/:id', declared({ params: pathParams('id') }), async (request) => {
     requireMaster(request);
     const { id } = request.params;
     const outcome = jobNumber.test(id) ? await schedule.cancel(request.ctx.appId, Number(id)) : 'unknown';

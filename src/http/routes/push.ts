@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { declared } from '../schema.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 import { mergeSettings } from '../../apps/settings.ts';
 import { parseLimit, parseSkip } from '../../objects/query.ts';
 import { notificationToWire } from '../../push/notifications.ts';
@@ -15,6 +15,7 @@ import { registerScheduledPushRoutes } from './push-schedule.ts';
 interface NotificationParams {
   objectId: string;
 }
+const notificationParams = pathParams('objectId');
 
 /** POST /1.1/push, the `_Notification` records and the queue of scheduled pushes. */
 export function registerPushRoutes(app: FastifyInstance, options: { push: PushService }): void {
@@ -35,7 +36,7 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
     return { objectId: record.objectId, createdAt: isoDate(record.createdAt) };
   });
 
-  app.get('/1.1/notifications', async (request) => {
+  app.get('/1.1/notifications', declared({ querystring: queryParams('limit', 'skip') }), async (request) => {
     requireMaster(request);
     const query = queryOf(request);
     const records = await push.listNotifications(request.ctx.appId, {
@@ -47,7 +48,7 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
 
   // The hosted service also shows a record at /1.1/tables/Notifications/<objectId> (reference §4.2).
   for (const path of ['/1.1/notifications/:objectId', '/1.1/tables/Notifications/:objectId']) {
-    app.get<{ Params: NotificationParams }>(path, async (request) => {
+    app.get<{ Params: NotificationParams }>(path, declared({ params: notificationParams }), async (request) => {
       requireMaster(request);
       const { objectId } = request.params;
       // Regression: a NUL byte in the id reached PostgreSQL's text column and answered 500.
@@ -57,7 +58,7 @@ export function registerPushRoutes(app: FastifyInstance, options: { push: PushSe
     });
   }
 
-  app.delete<{ Params: NotificationParams }>('/1.1/notifications/:objectId', async (request) => {
+  app.delete<{ Params: NotificationParams }>('/1.1/notifications/:objectId', declared({ params: notificationParams }), async (request) => {
     requireMaster(request);
     if (isPlausibleId(request.params.objectId)) await push.deleteNotification(request.ctx.appId, request.params.objectId);
     return {};

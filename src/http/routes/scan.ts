@@ -4,6 +4,7 @@ import type { ObjectService } from '../../objects/service.ts';
 import { nextCursor, scanRequest } from '../../objects/scan.ts';
 import { findAnswer, type ClassAccess } from '../class-access.ts';
 import { param, queryOf } from '../params.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 
 const scanParams = ['where', 'scan_key', 'limit', 'cursor', 'keys', 'include', 'returnACL'] as const;
 
@@ -12,7 +13,7 @@ const scanParams = ['where', 'scan_key', 'limit', 'cursor', 'keys', 'include', '
  * Each page is the find of the class's own service, answered as its REST find answers.
  */
 export function registerScanRoutes(app: FastifyInstance, options: { secret: string; access: ClassAccess; objects: ObjectService }): void {
-  app.get<{ Params: { className: string } }>('/1.1/scan/classes/:className', async (request) => {
+  app.get<{ Params: { className: string } }>('/1.1/scan/classes/:className', declared({ params: pathParams('className'), querystring: queryParams(...scanParams) }), async (request) => {
     if (!request.ctx.master) throw new ApiError('masterKeyRequired', 'Scan needs the master key.');
     const { className } = request.params;
     const query = queryOf(request);

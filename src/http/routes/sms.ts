@@ -11,6 +11,8 @@ const ttlBody = {
   properties: { ttl: { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 30 }], 'x-error': { kind: 'incorrectType', message: 'ttl must be 1 to 30 minutes.' } } },
 };
 const codeParams = pathParams('code');
+/** The number the code went to, when given; a body of any other shape is read as none (src/accounts/sms.ts). */
+const verifyBody = { properties: { mobilePhoneNumber: {} } };
 
 interface CodeParams {
   code: string;
@@ -27,7 +29,7 @@ export function registerSmsRoutes(app: FastifyInstance, options: { accounts: Acc
     await sms.requestCode(request.ctx, request.body, 'sms');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', declared({ params: codeParams }), async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifySmsCode/:code', declared({ params: codeParams, body: verifyBody }), async (request) => {
     await sms.verifyCode(request.ctx, request.params.code, request.body);
     return {};
   });
@@ -44,7 +46,7 @@ export function registerSmsRoutes(app: FastifyInstance, options: { accounts: Acc
     await sms.requestCode(request.ctx, request.body, 'verify');
     return {};
   });
-  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', declared({ params: codeParams }), async (request) => {
+  app.post<{ Params: CodeParams }>('/1.1/verifyMobilePhone/:code', declared({ params: codeParams, body: verifyBody }), async (request) => {
     const user = await sms.verifyPhone(request.ctx, request.params.code, request.body);
     return { updatedAt: isoDate(user.updatedAt), objectId: user.objectId };
   });

@@ -4,7 +4,7 @@ import type { AccountService } from '../../accounts/service.ts';
 import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
 import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
-import { conditionOf, deleteQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery } from '../params.ts';
+import { conditionOf, createQuery, deleteQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery } from '../params.ts';
 import type { ObjectService } from '../../objects/service.ts';
 import { parseInclude } from '../../objects/include.ts';
 import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
@@ -75,6 +75,14 @@ export function userHandlers(accounts: AccountService, objects: ObjectService) {
   };
 }
 
+/**
+ * What a user update answers before its body is read, in the order it always did: the where condition's
+ * syntax (parsed as the update's argument), then who may write the user and what the condition reads.
+ */
+function admitUpdate(accounts: AccountService, request: FastifyRequest, objectId: string): void {
+  accounts.admitWrite(request.ctx, objectId, conditionOf(queryOf(request)));
+}
+
 /** What /1.1/classes/_User… dispatches to (see registerClassRoutes' builtIn). */
 export function userClassHandlers(accounts: AccountService, objects: ObjectService): ClassHandlers {
   const users = userHandlers(accounts, objects);
@@ -84,6 +92,7 @@ export function userClassHandlers(accounts: AccountService, objects: ObjectServi
     update: (request, reply, _className, objectId) => users.update(request, reply, objectId),
     remove: (request, reply, _className, objectId) => users.remove(request, reply, objectId),
     find: (request) => users.find(request),
+    admit: { update: async (request, objectId) => admitUpdate(accounts, request, objectId) },
   };
 }
 
@@ -107,8 +116,9 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
 
   // Own session or master, asked before the body is read (as the account code did before these schemas).
   const self = async (request: FastifyRequest) => accounts.requireSelf(request.ctx, (request.params as UserParams).objectId);
+  const admitUserUpdate = async (request: FastifyRequest) => admitUpdate(accounts, request, (request.params as UserParams).objectId);
 
-  app.post('/1.1/users', declared({ body: objectBody, querystring: queryParams('failOnNotExist', 'new', 'fetchWhenSave') }), (request, reply) =>
+  app.post('/1.1/users', declared({ body: objectBody, querystring: createQuery }), (request, reply) =>
     users.create(request, reply),
   );
   app.get('/1.1/users', declared({ querystring: listQuery }), (request) => users.find(request));
@@ -128,7 +138,7 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
   );
   app.put<{ Params: UserParams }>(
     '/1.1/users/:objectId',
-    { ...declared({ params: userParams, body: writeBody, querystring: updateQuery }), preValidation: self },
+    { ...declared({ params: userParams, body: writeBody, querystring: updateQuery }), preValidation: admitUserUpdate },
     (request, reply) => users.update(request, reply, request.params.objectId),
   );
   app.delete<{ Params: UserParams }>('/1.1/users/:objectId', declared({ params: userParams, querystring: deleteQuery }), (request, reply) =>
