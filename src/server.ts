@@ -56,7 +56,7 @@ import { openFileBackend } from './files/open-backend.ts';
 import { SignedFileUrls } from './files/url-signing.ts';
 import { fileClassAccess, fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
-import { collectRoutes, installSchemaValidation } from './http/schema.ts';
+import { collectRoutes, installSchemaValidation, type RouteEntry } from './http/schema.ts';
 import { registerOpenApiRoutes } from './http/routes/openapi.ts';
 import { version } from './lib/version.ts';
 import { OperatorService } from './console/operators.ts';
@@ -85,6 +85,8 @@ export interface Services {
   operators: OperatorService;
   /** The overview's counts, flushed to shared buckets every few seconds (src/console/traffic.ts). */
   traffic: TrafficStats;
+  /** Every route as registered, with its schema: what /openapi.json describes. */
+  routes: readonly RouteEntry[];
 }
 
 /**
@@ -362,5 +364,5 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   app.addHook('onClose', async () => redisPauses?.close());
   app.addHook('onClose', async () => mailer.close());
 
-  return { app, services: { registry, objects, schemas, accounts, push, operators, traffic }, drain };
+  return { app, services: { registry, objects, schemas, accounts, push, operators, traffic, routes }, drain };
 }

@@ -59,6 +59,29 @@ test('GET /openapi.json is OpenAPI 3.1 and holds every registered route', async 
   });
 });
 
+/** Routes that read no parameter, query or body: nothing to declare. */
+const takesNoInput = new Set([
+  'GET /openapi.json',
+  'GET /docs/api',
+  'GET /health',
+  'GET /health/live',
+  'GET /health/ready',
+  'GET /1.1/date',
+  'GET /metrics',
+  'GET /1.1/settings',
+  'GET /1.1/schemas',
+  'GET /1.1/scheduledPushMessages',
+]);
+
+test('every route outside the console declares a schema, unless it reads no input', () => {
+  const routes = server.services.routes.filter((route) => !route.url.startsWith('/console'));
+  assert.ok(routes.length > 60);
+  const undeclared = routes.filter((route) => route.schema === undefined).map((route) => `${route.method} ${route.url}`);
+  assert.deepEqual(undeclared.filter((route) => !takesNoInput.has(route)), []);
+  // The list above names only routes that exist and have no schema.
+  assert.deepEqual([...takesNoInput].filter((route) => !undeclared.includes(route)), []);
+});
+
 /**
  * "Reachable" here: each catalogue error the document names (its code with its exact message) is
  * asserted by some test: the message is written in a test file, or the test names the catalogue entry.
@@ -89,13 +112,20 @@ test('every catalogue error named in the document is asserted by some test', asy
   }
 });
 
-test('GET /docs/api is a page that reads the document, with nothing loaded from elsewhere', async () => {
+test('GET /docs/api is the document rendered as HTML on the server: every operation and its errors, nothing run or loaded', async () => {
   const response = await fetch(`${server.url}/docs/api`);
   assert.equal(response.status, 200);
   assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
   const page = await response.text();
-  assert.match(page, /fetch\('\/openapi\.json'\)/);
-  assert.doesNotMatch(page, /(src|href)="(https?:)?\/\//);
+  const document = (await server.client.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const method of Object.keys(operations)) {
+      assert.ok(page.includes(`<span class="m">${method}</span> <code>${path}</code>`), `${method} ${path} is not on the page`);
+    }
+  }
+  assert.ok(page.includes('400 <code>{"code": 111, "error": &#34;ttl must be 1 to 30 minutes.&#34;}</code>'), 'an error example of requestSmsCode');
+  assert.doesNotMatch(page, /<script|(src|href)="(https?:)?\/\//);
 });
 
 test('a schema failure answers the catalogue error the schema names, and nothing is coerced', async () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { catalogue, type ErrorKind } from '../../lib/errors.ts';
 import type { SchemaError } from '../../lib/json-schema.ts';
 import type { RouteEntry } from '../schema.ts';
+import { referencePage, referencePagePolicy } from './openapi-page.ts';
 
 type Json = Record<string, unknown>;
 
@@ -79,24 +80,14 @@ export function openApiDocument(routes: RouteEntry[], version: string): Json {
   };
 }
 
-/** A page that reads /openapi.json and lists it: no script or style from elsewhere (operators may have no outside network). */
-const page = `<!doctype html><html><head><meta charset="utf-8"><title>Roost API</title>
-<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}h2{font-size:1.1em;margin:1.5em 0 .3em}
-code{background:#f3f3f3;padding:0 .2em}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:12px}.m{font-weight:bold;text-transform:uppercase}</style>
-</head><body><h1>Roost API</h1><p>From <a href="/openapi.json">/openapi.json</a>.</p><div id="api">Loading…</div>
-<script>
-fetch('/openapi.json').then(r=>r.json()).then(doc=>{const out=[];const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-for(const [path,ops] of Object.entries(doc.paths))for(const [method,op] of Object.entries(ops)){out.push('<h2><span class="m">'+method+'</span> <code>'+esc(path)+'</code></h2>');
-if(op.parameters.length)out.push('<p>Parameters: '+op.parameters.map(p=>'<code>'+esc(p.name)+'</code> ('+p.in+')').join(', ')+'</p>');
-if(op.requestBody)out.push('<pre>'+esc(JSON.stringify(op.requestBody.content['application/json'].schema,null,1))+'</pre>');
-const errs=[];for(const [status,r] of Object.entries(op.responses))for(const ex of Object.values((r.content&&r.content['application/json'].examples)||{}))errs.push(status+' {code: '+ex.value.code+', error: '+esc(JSON.stringify(ex.value.error))+'}');
-if(errs.length)out.push('<ul>'+errs.map(e=>'<li>'+e+'</li>').join('')+'</ul>');}
-document.getElementById('api').innerHTML=out.join('');});
-</script></body></html>`;
-
 /** GET /openapi.json and GET /docs/api, without keys: the description holds nothing secret. */
 export function registerOpenApiRoutes(app: FastifyInstance, options: { routes: RouteEntry[]; version: string }): void {
   let built: Json | null = null;
-  app.get('/openapi.json', async () => (built ??= openApiDocument(options.routes, options.version)));
-  app.get('/docs/api', async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  let page: string | null = null;
+  // Built at the first request: every route is registered by then.
+  const document = () => (built ??= openApiDocument(options.routes, options.version));
+  app.get('/openapi.json', async () => document());
+  app.get('/docs/api', async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('Content-Security-Policy', referencePagePolicy).send((page ??= referencePage(document()))),
+  );
 }
