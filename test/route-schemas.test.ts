@@ -131,3 +131,29 @@ test('POST /1.1/batch and /1.1/batch/save: the envelope from the schema, each su
     ]);
   }
 });
+
+test('cloudQuery, scan, notifications, scheduled push and index drops: wrong-typed inputs answer as before, after the master key', async () => {
+  // A POST body that is not an object is read as none: the statement is the query string's.
+  for (const body of [[], 5]) {
+    const response = await server.client.request('POST', '/1.1/cloudQuery', { body, query: { cql: 'select * from Scored' } });
+    assert.equal(response.status, 200, JSON.stringify(body));
+  }
+  await expectAll(server.client, 'POST', '/1.1/cloudQuery', [
+    [{ cql: 5 }, 400, 300, 'CQL syntax error.Detail: cql is missing.'],
+    [{ cql: 'select * from Scored', pvalues: 5 }, 400, 107, 'pvalues must be a JSON array.'],
+  ]);
+  const forbidden: Array<[string, string, string]> = [
+    ['GET', '/1.1/scan/classes/Scored', 'Scan needs the master key.'],
+    ['GET', '/1.1/notifications', catalogue.masterKeyRequired.message],
+    ['DELETE', '/1.1/scheduledPushMessages/abc', catalogue.masterKeyRequired.message],
+    ['DELETE', '/1.1/indexes/9bad/byX', catalogue.masterKeyRequired.message],
+  ];
+  for (const [method, path, error] of forbidden) {
+    const response = await server.client.request(method, path, { query: { limit: 'x' } });
+    assert.deepEqual([response.status, response.body], [403, { code: 403, error }], `${method} ${path}`);
+  }
+  const badJob = await server.master.request('DELETE', '/1.1/scheduledPushMessages/abc');
+  assert.deepEqual([badJob.status, badJob.body], [404, { code: 101, error: 'No scheduled push with id "abc".' }]);
+  const badLimit = await server.master.request('GET', '/1.1/notifications', { query: { limit: 'x' } });
+  assert.deepEqual([badLimit.status, badLimit.body], [400, { code: 102, error: 'limit must be a whole number.' }]);
+});
