@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { acceptedKeys } from './apps/keys.ts';
 import cors from '@fastify/cors';
@@ -56,6 +57,8 @@ import { openFileBackend } from './files/open-backend.ts';
 import { SignedFileUrls } from './files/url-signing.ts';
 import { fileClassAccess, fileClassHandlers, registerFileRoutes } from './http/routes/files.ts';
 import { registerFileServing } from './http/routes/file-serving.ts';
+import { registerFileParts } from './http/routes/file-parts.ts';
+import { UploadParts } from './files/upload-parts.ts';
 import { collectRoutes, installSchemaValidation, type RouteEntry } from './http/schema.ts';
 import { registerOpenApiRoutes } from './http/routes/openapi.ts';
 import { version } from './lib/version.ts';
@@ -120,7 +123,7 @@ const allowedHeaders = [
 ];
 
 /** Path segments after these are secrets (mail tokens, upload tokens) and never reach a log line. */
-const secretPathSegment = /\/(resetPassword|verifyEmail|verifyMobilePhone|resetPasswordBySmsCode|verifySmsCode|files-upload)\/[^/?]+/g;
+const secretPathSegment = /\/(resetPassword|verifyEmail|verifyMobilePhone|resetPasswordBySmsCode|verifySmsCode|files-upload|files-qiniu)\/[^/?]+/g;
 
 export function safeUrl(url: string): string {
   return url.split('?')[0].replace(secretPathSegment, '/$1/<token>');
@@ -240,7 +243,10 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     maxBytes: config.fileMaxBytes,
     tokenTtlMs: config.fileTokenTtlMs,
     uploadUrl: (token) => `${filesUrl()}/files-upload/${token}`,
+    partsUploadUrl: (token) => `${filesUrl()}/files-qiniu/${token}`,
   });
+  // Beside the local backend's own .partial/ (no key starts with a dot); with S3, the same folder under the data folder.
+  const uploadParts = new UploadParts(files, join(config.filesDir, '.parts'), config.fileTokenTtlMs, () => clock.now());
 
   installErrorHandling(app);
   installSchemaValidation(app);
@@ -354,6 +360,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     url: config.pushConnectionUrl,
     drain,
   });
+  await registerFileParts(app, { files, parts: uploadParts });
   await registerFileServing(app, { files, local: backend instanceof LocalDiskBackend ? backend : null, signed: signedFiles });
   app.addHook('onClose', async () => files.backend.close?.());
   // Outside the X-LC scope: makers send no application keys.

@@ -5,7 +5,8 @@
 // Node stream), and save({keepFileName: true}).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,6 +166,27 @@ test('sizes the SDK does not know are the bytes received: base64 data, a Node st
   assert.deepEqual(failed?.response, { code: 1, error: 'Malformed HTTP request.' });
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(await new AV.Query(AV.File).equalTo('name', 'longer.txt').count({ useMasterKey: true }), 0);
+});
+
+test('a Node stream without metaData.size goes up in parts (qiniu\'s protocol), small and over 16 MiB, and reads back byte-equal', async () => {
+  const small = await new AV.File('stream-small.txt', Readable.from([Buffer.from('streamed '), Buffer.from('in parts')])).save();
+  assert.equal(small.size(), undefined, 'the SDK does not know the size');
+  assert.equal(await (await fetch(small.url())).text(), 'streamed in parts');
+  const smallRecord = await AV.File.createWithoutData(small.id as string).fetch();
+  assert.deepEqual([smallRecord.size(), smallRecord.metaData('_checksum')], [17, createHash('md5').update('streamed in parts').digest('hex')]);
+
+  // Two parts: 16 MiB and the rest, sent by the SDK's StreamUploader one after the other.
+  const big = Buffer.alloc(16 * 1024 * 1024 + 12345);
+  for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i);
+  const path = join(scratch, 'big.bin');
+  writeFileSync(path, big);
+  const saved = await new AV.File('big.bin', createReadStream(path, { highWaterMark: 1024 * 1024 })).save();
+  const served = Buffer.from(await (await fetch(saved.url())).arrayBuffer());
+  assert.equal(served.length, big.length);
+  assert.ok(served.equals(big), 'the bytes read back are the bytes sent');
+  const record = await AV.File.createWithoutData(saved.id as string).fetch();
+  assert.deepEqual([record.size(), record.metaData('_checksum')], [big.length, createHash('md5').update(big).digest('hex')]);
+  assert.deepEqual(readdirSync(join(scratch, 'files', '.parts')), [], 'no part is left behind');
 });
 
 test('save({keepFileName: true}) keeps the name at the end of the URL (the SDK\'s own test of it)', async () => {

@@ -30,6 +30,8 @@ export interface FileServiceOptions {
   tokenTtlMs: number;
   /** The address the SDK PUTs the bytes to, for a token. */
   uploadUrl(token: string): string;
+  /** The address the SDK's qiniu uploader starts from when the size is unknown (src/files/upload-parts.ts). */
+  partsUploadUrl(token: string): string;
 }
 
 /** The bytes of an upload as the route hands them over. */
@@ -124,13 +126,18 @@ export class FileService {
     }
   }
 
-  /** POST /1.1/fileTokens: where and how the SDK uploads the bytes (the `s3` provider: one PUT to `upload_url`). */
+  /**
+   * POST /1.1/fileTokens: where and how the SDK uploads the bytes. With the size known, the `s3` provider: one PUT
+   * to `upload_url`. Without it (a Node stream, `{base64}`), the SDK's s3 uploader refuses to start, so Roost
+   * answers `qiniu`, whose uploader needs no size: parts of a stream, a form POST of the rest (docs/files.md).
+   */
   async grantUpload(caller: AppCaller, body: JsonObject): Promise<JsonObject> {
     const name = checkName(body.name);
     const mimeType = this.mimeTypeFor(caller.app, name, body.mime_type);
     const sent = isObject(body.metaData) ? (body.metaData as JsonObject) : {};
     const limit = this.limitFor(caller.app);
-    if (typeof sent.size === 'number' && sent.size > limit) throw this.tooLarge(limit);
+    const sized = typeof sent.size === 'number';
+    if (sized && (sent.size as number) > limit) throw this.tooLarge(limit);
     // Checked now, so a bad ACL or field fails here rather than after the bytes were sent.
     parseWriteBody({ metaData: sent, ...(body.ACL ? { ACL: body.ACL } : {}) });
     const objectId = newObjectId(this.options.clock.now());
@@ -155,8 +162,8 @@ export class FileService {
       token,
       url: this.options.objects.fileUrl(backend.url(key)),
       mime_type: mimeType,
-      provider: 's3',
-      upload_url: this.options.uploadUrl(token),
+      provider: sized ? 's3' : 'qiniu',
+      upload_url: sized ? this.options.uploadUrl(token) : this.options.partsUploadUrl(token),
       bucket: backend.bucket ?? backend.provider,
       key,
     };
@@ -168,17 +175,23 @@ export class FileService {
     return grant;
   }
 
-  /** The PUT of an upload's bytes to `upload_url`: kept, then the record written under the promised objectId. */
-  async receiveUpload(token: string, bytes: IncomingBytes): Promise<{ md5: string }> {
+  /** An upload a token grants and has not made yet, with the most bytes it may carry; refused otherwise. */
+  async openUpload(token: string): Promise<{ grant: UploadGrant; app: AppRecord; limit: number }> {
     const grant = this.grantOf(token, true);
     const app = await this.options.app(grant.appId);
     if (!app) fail('fileTokenInvalid');
-    const caller: AppCaller = { appId: grant.appId, master: false, userId: grant.userId, app };
-    // A token is good for one upload: a second PUT is refused before it could replace the bytes.
-    const existing = await this.options.objects.get(masterOf(caller), fileClass, grant.objectId);
+    // A token is good for one upload: a second one is refused before it could replace the bytes.
+    const existing = await this.options.objects.get(masterCallerOf(app), fileClass, grant.objectId);
     if (existing !== null && existing !== 'noClass') fail('fileTokenInvalid', 'This upload token was used already.');
     const declared = typeof grant.metaData.size === 'number' ? grant.metaData.size : null;
-    const limit = Math.min(this.limitFor(app), declared ?? Infinity);
+    return { grant, app, limit: Math.min(this.limitFor(app), declared ?? Infinity) };
+  }
+
+  /** The bytes of an upload (the PUT to `upload_url`, or parts joined): kept, then the record written under the promised objectId. */
+  async receiveUpload(token: string, bytes: IncomingBytes): Promise<{ md5: string }> {
+    const { grant, app, limit } = await this.openUpload(token);
+    const caller: AppCaller = { appId: grant.appId, master: false, userId: grant.userId, app };
+    const declared = typeof grant.metaData.size === 'number' ? grant.metaData.size : null;
     const kept = await this.store(grant.key, bytes, grant.mimeType, limit);
     if (declared !== null && kept.size !== declared) {
       await this.options.backend.delete(grant.key);
