@@ -3,6 +3,7 @@ import { fail } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
 import type { UploadParts } from '../../files/upload-parts.ts';
 import { boundaryOf, formFile } from '../form-file.ts';
+import { declared, objectBody, pathParams } from '../schema.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
 
 type UploadParams = { token: string; bucket: string; key: string };
@@ -16,6 +17,11 @@ function tokenOf(request: FastifyRequest<{ Params: { token: string } }>): string
 }
 
 const uploads = '/files-qiniu/:token/buckets/:bucket/objects/:key/uploads';
+const form = declared({ params: pathParams('token') });
+const upload = declared({ params: pathParams('token', 'bucket', 'key') });
+const part = declared({ params: pathParams('token', 'bucket', 'key', 'uploadId', 'partNumber') });
+const started = declared({ params: pathParams('token', 'bucket', 'key', 'uploadId') });
+const completion = declared({ params: pathParams('token', 'bucket', 'key', 'uploadId'), body: objectBody });
 
 /**
  * The upload of a file whose size the SDK did not know (POST /1.1/fileTokens answered `qiniu`, docs/files.md),
@@ -26,7 +32,7 @@ export async function registerFileParts(app: FastifyInstance, options: { files: 
   const { files, parts } = options;
   await app.register(async (raw) => {
     takeRawBodies(raw);
-    raw.post<{ Params: { token: string } }>('/files-qiniu/:token', async (request) => {
+    raw.post<{ Params: { token: string } }>('/files-qiniu/:token', form, async (request) => {
       const token = tokenOf(request);
       await files.openUpload(token);
       const boundary = boundaryOf(request.headers['content-type']);
@@ -35,17 +41,17 @@ export async function registerFileParts(app: FastifyInstance, options: { files: 
       const kept = await files.receiveUpload(token, { ...bytes, body: formFile(request.raw, boundary), length: null });
       return { hash: kept.md5 };
     });
-    raw.put<{ Params: PartParams }>(`${uploads}/:uploadId/:partNumber`, async (request) => {
+    raw.put<{ Params: PartParams }>(`${uploads}/:uploadId/:partNumber`, part, async (request) => {
       const { key, uploadId, partNumber } = request.params;
       return parts.putPart(tokenOf(request), key, uploadId, partNumber, incomingBytes(request));
     });
   });
-  app.post<{ Params: UploadParams }>(uploads, (request) => parts.start(tokenOf(request), request.params.key));
-  app.post<{ Params: UploadParams & { uploadId: string } }>(`${uploads}/:uploadId`, (request) => {
+  app.post<{ Params: UploadParams }>(uploads, upload, (request) => parts.start(tokenOf(request), request.params.key));
+  app.post<{ Params: UploadParams & { uploadId: string } }>(`${uploads}/:uploadId`, completion, (request) => {
     const socket = request.raw.socket;
     return parts.complete(tokenOf(request), request.params.key, request.params.uploadId, request.body, () => socket.destroyed);
   });
-  app.delete<{ Params: UploadParams & { uploadId: string } }>(`${uploads}/:uploadId`, async (request) => {
+  app.delete<{ Params: UploadParams & { uploadId: string } }>(`${uploads}/:uploadId`, started, async (request) => {
     await parts.abort(tokenOf(request), request.params.key, request.params.uploadId);
     return {};
   });
