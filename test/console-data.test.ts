@@ -3,7 +3,8 @@
 // JSON lines, indexes; a viewer reads but changes nothing; CSRF; every change in the audit log.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import { startServer, storeKind, type TestServer } from './helpers/harness.ts';
+import { exactCountUpTo } from '../src/http/routes/console-data.ts';
 import { adminAndViewer, type ConsoleClient } from './helpers/console.ts';
 
 let t: TestServer;
@@ -30,7 +31,7 @@ const audit = async () => (await ada.request('GET', '/console/api/audit')).body.
 test('classes with their object counts, to any operator', async () => {
   const res = await vic.request('GET', api());
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body.results.find((c: { name: string }) => c.name === 'Score'), { name: 'Score', count: total });
+  assert.deepEqual(res.body.results.find((c: { name: string }) => c.name === 'Score'), { name: 'Score', count: total, countKind: 'exact' });
   const page = await vic.request('GET', base());
   assert.equal(page.status, 200);
   assert.match(page.text, /<a href="\/console\/apps\/[^"]+\/data\/Score">Score<\/a><\/td><td data-label="Objects" class="count">130<\/td>/);
@@ -170,6 +171,36 @@ test('export streams JSON lines that import takes back', async () => {
   const empty = await fetch(`${t.url}${base()}/Copy/import`, { method: 'POST', headers: { cookie: ada.cookie, origin: t.url, 'x-csrf-token': ada.csrf }, body: new FormData() });
   assert.equal(empty.status, 400);
   assert.deepEqual(await empty.json(), { code: 113, error: 'Choose a non-empty export file to import.' });
+});
+
+test('a class above 10,000 objects is counted approximately, and a filter on it only when asked', async () => {
+  const lines = Array.from({ length: exactCountUpTo + 5 }, (_, i) => JSON.stringify({ objectId: `big${String(i).padStart(8, '0')}`, n: i, odd: i % 2 === 1 })).join('\n');
+  const body = new FormData();
+  body.set('file', new Blob([lines]), 'Big.jsonl');
+  const imported = await fetch(`${t.url}${base()}/Big/import`, { method: 'POST', headers: { cookie: ada.cookie, origin: t.url, 'x-csrf-token': ada.csrf }, body });
+  assert.equal(imported.status, 200);
+  assert.equal((await imported.json()).inserted, exactCountUpTo + 5);
+  // PostgreSQL answers the planner's estimate (the import refreshed the statistics); SQLite keeps none: "more than".
+  const expected = storeKind === 'postgres' ? 'estimate' : 'atLeast';
+  const big = (await vic.request('GET', api())).body.results.find((c: { name: string }) => c.name === 'Big');
+  assert.equal(big.countKind, expected);
+  if (expected === 'estimate') assert.ok(Math.abs(big.count - (exactCountUpTo + 5)) < 1000, `estimate ${big.count}`);
+  else assert.equal(big.count, exactCountUpTo);
+  const list = await vic.request('GET', base(), { headers: { accept: 'text/html' } });
+  assert.match(list.text, expected === 'estimate'
+    ? /data\/Big">Big<\/a><\/td><td data-label="Objects" class="count"><abbr title="estimated from the database's statistics">≈ [\d,]+<\/abbr><\/td>/
+    : /data\/Big">Big<\/a><\/td><td data-label="Objects" class="count">more than 10,000<\/td>/);
+
+  // The class's page: the same size; a filter is not counted unless asked, and then exactly.
+  const page = await vic.request('GET', `${api()}/Big?limit=20`);
+  assert.deepEqual([page.body.countKind, page.body.results.length], [expected, 20]);
+  const filtered = await vic.request('GET', `${api()}/Big?field=odd&op=eq&value=true&limit=20`);
+  assert.deepEqual([filtered.body.count, filtered.body.countKind, filtered.body.results.length], [null, null, 20]);
+  const asked = await vic.request('GET', `${api()}/Big?field=odd&op=eq&value=true&limit=20&count=1`);
+  assert.deepEqual([asked.body.count, asked.body.countKind], [Math.floor((exactCountUpTo + 5) / 2), 'exact']);
+  const html = await vic.request('GET', `${base()}/Big?field=odd&op=eq&value=true`, { headers: { accept: 'text/html' } });
+  assert.match(html.text, /<a href="[^"]+field=odd[^"]*&amp;count=1">Count the matches<\/a>/);
+  assert.match((await vic.request('GET', `${base()}/Big?field=odd&op=eq&value=true&count=1`, { headers: { accept: 'text/html' } })).text, /5,002 objects match\./);
 });
 
 test('indexes: list, create, drop through the index API; audited', async () => {

@@ -58,6 +58,16 @@ export interface QueueDepth {
   pagesPending: number;
 }
 
+/**
+ * How many objects a class holds: counted exactly up to a bound, beyond it the planner's estimate
+ * (PostgreSQL) or only "more than the bound" (SQLite), so no page counts a million rows.
+ */
+export interface ClassSize {
+  count: number;
+  /** `exact`: counted; `estimate`: the database's statistics; `atLeast`: more than the bound, no estimate. */
+  kind: 'exact' | 'estimate' | 'atLeast';
+}
+
 /** The operator's verbs: bulk import of an export, and the gauges monitoring reads. */
 export interface OpsStore {
   /**
@@ -71,4 +81,6 @@ export interface OpsStore {
   /** Refreshes the planner's statistics after a bulk load, so queries use the right indexes at once. */
   finishImport(): Promise<void>;
   queueDepth(now: number): Promise<QueueDepth>;
+  /** The objects of a class, every one (no ACL): exact when at most `exactUpTo`, an estimate or a lower bound beyond. */
+  classSize(appId: string, className: string, exactUpTo: number): Promise<ClassSize>;
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { AppRecord } from '../../objects/types.ts';
+import type { ClassSize } from '../../storage/ops-store.ts';
 import type { ImportProblem, FileReport } from '../../import/importer.ts';
 import { banner, csrfField, document, h, send, type PageSession } from './pages.ts';
 import { appNav, type AppTab } from './app-nav.ts';
@@ -33,10 +34,18 @@ export function appPage(reply: FastifyReply, session: PageSession, app: AppRecor
 
 const isAdmin = (session: PageSession) => session.operator.role === 'admin';
 
-export function classesPage(reply: FastifyReply, session: PageSession, app: AppRecord, classes: Array<{ name: string; count: number | null }>): FastifyReply {
+/** A class's size as the pages show it: exact, `≈` an estimate, or `more than` a bound. */
+export function sizeText(size: ClassSize): string {
+  const n = size.count.toLocaleString('en');
+  if (size.kind === 'estimate') return `<abbr title="estimated from the database's statistics">≈ ${n}</abbr>`;
+  if (size.kind === 'atLeast') return `more than ${n}`;
+  return n;
+}
+
+export function classesPage(reply: FastifyReply, session: PageSession, app: AppRecord, classes: Array<{ name: string; count: number; countKind: ClassSize['kind'] }>): FastifyReply {
   const rows = classes
     .map((c) => `<tr><td data-label="Class"><a href="${classBase(app, c.name)}">${h(c.name)}</a></td>` +
-      `<td data-label="Objects" class="count">${c.count === null ? '<span class="muted">—</span>' : c.count.toLocaleString('en')}</td></tr>`)
+      `<td data-label="Objects" class="count">${sizeText({ count: c.count, kind: c.countKind })}</td></tr>`)
     .join('\n');
   const create = isAdmin(session)
     ? `<div class="card"><h2>New class</h2><p class="muted">A class exists once it holds an object: name it and create its first object.</p>
@@ -67,7 +76,8 @@ export interface ObjectsView {
   className: string;
   input: BrowseInput;
   rows: Record<string, unknown>[];
-  total: number | null;
+  /** Null: a filter on a large class, not counted unless asked. */
+  total: ClassSize | null;
   next: string | null;
   error?: string;
   message?: string;
@@ -105,7 +115,10 @@ export function objectsPage(reply: FastifyReply, session: PageSession, app: AppR
         `<td data-label="updatedAt">${h(cellText(row.updatedAt))}</td></tr>`;
     })
     .join('\n');
-  const counted = view.total === null ? '' : `${view.total.toLocaleString('en')} object${view.total === 1 ? '' : 's'}${input.field || input.where ? ' match' : ''}. `;
+  const filtered = Boolean(input.field || input.where);
+  const counted = view.total === null
+    ? (filtered && !view.error ? `<a href="${browseLink(app, className, input, input.after || null)}&amp;count=1">Count the matches</a> (may read the whole class). ` : '')
+    : `${sizeText(view.total)} object${view.total.count === 1 && view.total.kind === 'exact' ? '' : 's'}${filtered ? ' match' : ''}. `;
   const sortNote = ['createdAt', 'updatedAt', 'objectId'].includes(input.sort) ? '' : `Sorted by ${input.sort}: objects without it are not listed. `;
   const table = rows.length
     ? `<div class="scroll"><table><thead>${head}</thead><tbody>

@@ -26,6 +26,17 @@ export class PostgresOpsStore extends SqlOpsStore {
     this.pool = options.pool;
   }
 
+  /**
+   * The planner's row estimate for the class (ANALYZE's statistics, which the import refreshes): read
+   * from EXPLAIN in well under a millisecond, where count(*) reads every row of a million-object class.
+   */
+  protected override async estimatedRows(appId: string, className: string): Promise<number | null> {
+    const { rows } = await sql<{ 'QUERY PLAN': Array<{ Plan?: { 'Plan Rows'?: number } }> }>`EXPLAIN (FORMAT JSON)
+      SELECT 1 FROM objects WHERE app_id = ${appId} AND class_name = ${className}`.execute(this.db);
+    const estimate = rows[0]?.['QUERY PLAN']?.[0]?.Plan?.['Plan Rows'];
+    return typeof estimate === 'number' ? Math.round(estimate) : null;
+  }
+
   override async importObjects(batch: ImportBatch): Promise<ImportStatus[]> {
     const encoded = batch.kind === 'encoded' ? batch : encodeImportBatch(batch.appId, batch.className, batch.records);
     if (encoded.objectIds.length === 0) return [];

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { JsonObject, UniqueField } from '../../objects/types.ts';
 import { importedIdentities, type Identity } from '../identity-store.ts';
-import type { ImportBatch, ImportRecord, ImportStatus, OpsStore, QueueDepth } from '../ops-store.ts';
+import type { ClassSize, ImportBatch, ImportRecord, ImportStatus, OpsStore, QueueDepth } from '../ops-store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { insertRows, promotedColumns, promotedFields, toRow, updateSet } from './object-row.ts';
 
@@ -163,6 +163,21 @@ export class SqlOpsStore implements OpsStore {
         (SELECT count(*) FROM push_pages WHERE done = 0) AS pages`.execute(this.db);
     const row = rows[0];
     return { due: Number(row.due), scheduled: Number(row.scheduled), pagesPending: Number(row.pages) };
+  }
+
+  async classSize(appId: string, className: string, exactUpTo: number): Promise<ClassSize> {
+    // Reads at most exactUpTo + 1 entries of the primary key's (app_id, class_name) range, whatever the class's size.
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 FROM objects
+      WHERE app_id = ${appId} AND class_name = ${className} LIMIT ${exactUpTo + 1}) bounded`.execute(this.db);
+    const counted = Number(rows[0].n);
+    if (counted <= exactUpTo) return { count: counted, kind: 'exact' };
+    const estimate = await this.estimatedRows(appId, className);
+    return estimate !== null && estimate > exactUpTo ? { count: estimate, kind: 'estimate' } : { count: exactUpTo, kind: 'atLeast' };
+  }
+
+  /** The database's estimate of a class's rows; SQLite keeps none worth the name. */
+  protected async estimatedRows(_appId: string, _className: string): Promise<number | null> {
+    return null;
   }
 }
 
