@@ -449,6 +449,11 @@ test('FILES_SIGNED_URL_SECONDS: answers show file URLs signed, and only a signed
     const unsigned = await fetch(plain);
     assert.deepEqual([unsigned.status, (await unsigned.json()).code], [403, 403]);
     assert.equal((await fetch(record.url.slice(0, -1) + (record.url.endsWith('0') ? '1' : '0'))).status, 403);
+    // A parameter given twice arrives as a list: refused like any bad signature, never a 500.
+    const twice = await fetch(`${record.url}&signature=${query.split('signature=')[1]}`);
+    assert.deepEqual([twice.status, (await twice.json()).code], [403, 403]);
+    const expiresTwice = await fetch(`${record.url}&${query.split('&')[0]}`);
+    assert.deepEqual([expiresTwice.status, (await expiresTwice.json()).code], [403, 403]);
     // The same URL for a while (caches keep working), a File value in an object gets it too, a query as well.
     const holder = await privateFiles.client.post('/1.1/classes/Vault', { doc: { __type: 'File', id: sent.body.objectId } });
     assert.equal((await privateFiles.client.get(`/1.1/classes/Vault/${holder.body.objectId}`)).body.doc.url, record.url);

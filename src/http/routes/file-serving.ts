@@ -65,7 +65,9 @@ export async function registerFileServing(
   // Private files (FILES_SIGNED_URL_SECONDS): a URL works only as an answer signed it, until it expires.
   const preHandler = async (request: FileRequest, reply: FastifyReply) => {
     // thumbnailURL appends "?imageView/…" to a signed URL's own query: the signature ends at that "?".
-    const signature = request.query.signature?.split('?')[0];
+    // A parameter given twice arrives as a list: not a signature this server gave (verify refuses it).
+    const given: unknown = request.query.signature;
+    const signature = typeof given === 'string' ? given.split('?')[0] : given;
     if (signed && !signed.verify(request.url.split('?')[0], request.query.expires, signature)) {
       const refused = new ApiError('forbidden', 'This file URL needs a valid signature: read the file record again for a fresh one.');
       return reply.status(refused.status).send(refused.toBody());
