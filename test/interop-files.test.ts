@@ -187,6 +187,23 @@ test('a Node stream without metaData.size goes up in parts (qiniu\'s protocol), 
   const record = await AV.File.createWithoutData(saved.id as string).fetch();
   assert.deepEqual([record.size(), record.metaData('_checksum')], [big.length, createHash('md5').update(big).digest('hex')]);
   assert.deepEqual(readdirSync(join(scratch, 'files', '.parts')), [], 'no part is left behind');
+  const logs = server().logs.join('');
+  const partPuts = logs.split('\n').filter((line) => line.includes('"route":"/files-qiniu/:token/buckets/:bucket/objects/:key/uploads/:uploadId/:partNumber"'));
+  // Readable.from of two buffers reads as two chunks (object mode): a part each; the large file is 16 MiB and the rest.
+  assert.equal(partPuts.length, 4, 'two parts for the small stream, two for the large one');
+  assert.ok(!logs.includes((saved as unknown as { _token: string })._token), 'the upload token never reaches a log line');
+});
+
+test('a Node stream that fails midway: the SDK aborts the upload, and nothing is kept', async () => {
+  const broken = new Readable({ read() {} });
+  broken.push(Buffer.from('the first part'));
+  const saving = new AV.File('broken.txt', broken).save();
+  setTimeout(() => broken.destroy(new Error('the disk went away')), 200);
+  await assert.rejects(saving, /the disk went away/);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await new AV.Query(AV.File).equalTo('name', 'broken.txt').count({ useMasterKey: true }), 0);
+  assert.deepEqual(readdirSync(join(scratch, 'files', '.parts')), [], 'the abort removed the parts');
+  assert.ok(server().logs.join('').includes('"method":"DELETE","route":"/files-qiniu/:token/buckets/:bucket/objects/:key/uploads/:uploadId"'));
 });
 
 test('save({keepFileName: true}) keeps the name at the end of the URL (the SDK\'s own test of it)', async () => {
