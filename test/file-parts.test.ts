@@ -130,6 +130,23 @@ for (const [label, on] of [
     const sent = await fetch(granted.upload_url, { method: 'POST', body: form });
     assert.deepEqual([sent.status, await sent.json()], [200, { hash: md5('form bytes\r\n--not the boundary') }]);
     assert.equal(await (await fetch(granted.url)).text(), 'form bytes\r\n--not the boundary');
+    // A form without a file part, or cut before its file part ends: refused, nothing kept.
+    const fieldsOnly = await grant(on(), 'form.txt');
+    const noFile = new FormData();
+    noFile.append('token', fieldsOnly.token);
+    const refused = await fetch(fieldsOnly.upload_url, { method: 'POST', body: noFile });
+    assert.deepEqual([refused.status, await refused.json()], [400, { code: 1, error: 'The form holds no file part.' }]);
+    const cutShort = await grant(on(), 'form.txt');
+    const cut = await fetch(cutShort.upload_url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'multipart/form-data; boundary=XyZ' },
+      body: '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="form.txt"\r\n\r\nonly the start of it',
+    });
+    assert.deepEqual([cut.status, await cut.json()], [400, { code: 1, error: 'The form ended before its file part did.' }]);
+    for (const granted of [fieldsOnly, cutShort]) {
+      assert.deepEqual((await recordOf(on(), granted.objectId)).body, {}, 'no record');
+      assert.equal((await fetch(granted.url)).status, 404);
+    }
     const plain = await call('POST', (await grant(on(), 'form.txt')).upload_url, 'not a form');
     assert.deepEqual(plain, { status: 400, body: { code: 1, error: 'A form upload is multipart/form-data with the file as its first file part.' } });
   });
