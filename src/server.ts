@@ -200,7 +200,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // GET /metrics (src/http/routes/metrics.ts); the domain sees only src/lib/metrics.ts.
   const metrics = new PrometheusMetrics({ store, clock });
   // The console's overview charts count the same events, flushed to shared buckets (src/console/traffic.ts).
-  const traffic = new TrafficStats({ store: store.stats, clock, onError: (error) => deps.logger.error({ err: error }, 'writing the overview counts') });
+  const traffic = new TrafficStats({ store: store.stats, clock, onError: (error) => deps.logger.warn({ err: error }, 'writing the overview counts failed; they are kept for the next flush') });
   const reported = teeMetrics(metrics, traffic);
   const accounts = new AccountService({ store, clock, secret: config.secret, smsOutboxDir: config.smsOutboxDir, onEmailToVerify: verification.emailToVerify, metrics: reported, schemas });
   const reset = new PasswordReset({
