@@ -7,6 +7,7 @@ import { startServer, type TestServer } from './helpers/harness.ts';
 import { uniquePhone } from './helpers/sms.ts';
 import { signUp } from './helpers/accounts.ts';
 import { catalogue, type ErrorKind } from '../src/lib/errors.ts';
+import { adminAndViewer } from './helpers/console.ts';
 
 let server: TestServer;
 before(async () => {
@@ -36,7 +37,7 @@ function registeredRoutes(): Array<{ method: string; paths: string[] }> {
     stack.push({ depth, paths });
     for (const method of match[3]?.split(', ') ?? []) {
       if (method === 'HEAD' || method === 'OPTIONS') continue;
-      out.push({ method: method.toLowerCase(), paths: paths.map((path) => path.replace(/:(\w+)/g, '{$1}')) });
+      out.push({ method: method.toLowerCase(), paths: paths.map((path) => path.replace(/:(\w+)/g, '{$1}').replace(/\*$/, '{path}')) });
     }
   }
   return out;
@@ -51,6 +52,9 @@ test('GET /openapi.json is OpenAPI 3.1 and holds every registered route', async 
   for (const { method, paths } of routes) {
     assert.ok(paths.some((path) => response.body.paths[path]?.[method]), `${method.toUpperCase()} ${paths.join(' or ')} is not in the document`);
   }
+  // OpenAPI's path syntax only: no Fastify `:param`, no wildcard `*` (the files route's rest is {path}).
+  assert.deepEqual(Object.keys(response.body.paths).filter((path) => /[:*]/.test(path)), []);
+  assert.deepEqual(response.body.paths['/files/{appId}/{path}'].get.parameters.filter((p: { in: string }) => p.in === 'path').map((p: { name: string }) => p.name), ['appId', 'path']);
   const requestSmsCode = response.body.paths['/1.1/requestSmsCode'].post;
   assert.equal(requestSmsCode.requestBody.content['application/json'].schema.type, 'object');
   assert.deepEqual(requestSmsCode.responses['400'].content['application/json'].examples.incorrectType.value, {
@@ -71,11 +75,20 @@ const takesNoInput = new Set([
   'GET /1.1/settings',
   'GET /1.1/schemas',
   'GET /1.1/scheduledPushMessages',
+  'GET /console',
+  'GET /console/sign-in',
+  'GET /console/apps',
+  'GET /console/audit',
+  'GET /console/api/session',
+  'GET /console/api/apps',
+  'GET /console/api/audit',
+  'GET /console/api/operators',
 ]);
 
-test('every route outside the console declares a schema, unless it reads no input', () => {
-  const routes = server.services.routes.filter((route) => !route.url.startsWith('/console'));
-  assert.ok(routes.length > 60);
+test('every route, the console\'s included, declares a schema, unless it reads no input', () => {
+  const routes = server.services.routes;
+  assert.ok(routes.filter((route) => route.url.startsWith('/console')).length > 60);
+  assert.ok(routes.length > 130);
   const undeclared = routes.filter((route) => route.schema === undefined).map((route) => `${route.method} ${route.url}`);
   assert.deepEqual(undeclared.filter((route) => !takesNoInput.has(route)), []);
   // The list above names only routes that exist and have no schema.
@@ -96,7 +109,7 @@ test('every catalogue error named in the document is asserted by some test', asy
   for (const operations of Object.values(document.paths) as Array<Record<string, { responses: Record<string, { content?: Record<string, { examples: Record<string, { value: { code: number; error: string } }> }> }> }>>) {
     for (const operation of Object.values(operations)) {
       for (const response of Object.values(operation.responses)) {
-        for (const { value } of Object.values(response.content?.['application/json'].examples ?? {})) named.add(JSON.stringify(value));
+        for (const { value } of Object.values(response.content?.['application/json']?.examples ?? {})) named.add(JSON.stringify(value));
       }
     }
   }
@@ -254,4 +267,49 @@ test('fileTokens, fileCallback and external files take a JSON object (107 otherw
       assert.deepEqual([response.status, response.body], [400, { code: 107, error: catalogue.invalidJson.message }], `${path} ${JSON.stringify(body)}`);
     }
   }
+});
+
+test('console routes: the schema refuses as the console refuses, after who may change anything', async () => {
+  const { ada, vic } = await adminAndViewer(server.url, server.services.operators);
+  const notText = { code: 111, error: 'name must be a string.' };
+  const made = await ada.change('POST', '/console/api/apps', { name: 5 });
+  assert.deepEqual([made.status, made.body], [400, notText]);
+  const array = await ada.change('POST', '/console/api/apps', ['app']);
+  assert.deepEqual([array.status, array.body], [400, { code: 107, error: catalogue.invalidJson.message }]);
+  // A browser is answered a page, as for any refusal of the console.
+  const page = await ada.request('POST', '/console/apps', { json: { name: 5 }, headers: { 'x-csrf-token': ada.csrf, accept: 'text/html' } });
+  assert.equal(page.status, 400);
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+  assert.ok(page.text.includes('name must be a string.'));
+  // Who may change anything is answered before what the change says.
+  const viewer = await vic.change('POST', '/console/api/apps', { name: 5 });
+  assert.deepEqual([viewer.status, viewer.body], [403, { code: 403, error: 'A viewer cannot change anything.' }]);
+  const noToken = await ada.request('POST', '/console/api/apps', { json: { name: 5 } });
+  assert.deepEqual([noToken.status, noToken.body], [403, { code: 403, error: 'The CSRF token is missing or wrong: reload the page.' }]);
+  const action = await ada.change('POST', `/console/api/apps/${server.appId}/users/u1/promote`);
+  assert.deepEqual([action.status, action.body], [404, { code: 404, error: catalogue.routeNotFound.message }]);
+  const code = await ada.change('POST', '/console/api/account/totp/confirm', { code: 123456 });
+  assert.deepEqual([code.status, code.body], [400, { code: 111, error: 'code must be a string.' }]);
+  // A page's own form sends text, which no console schema refuses.
+  const form = await ada.request('POST', '/console/apps', { form: { _csrf: ada.csrf, name: 'From a form' } });
+  assert.equal(form.status, 201);
+});
+
+test('the document marks console routes: pages take forms and answer HTML, /console/api takes and answers JSON', async () => {
+  const { paths } = (await server.client.request('GET', '/openapi.json')).body;
+  const page = paths['/console/apps/{appId}/rotate'].post;
+  assert.deepEqual(page.tags, ['console']);
+  assert.deepEqual(Object.keys(page.requestBody.content), ['application/x-www-form-urlencoded']);
+  assert.deepEqual(Object.keys(page.responses['200'].content), ['text/html']);
+  assert.deepEqual(Object.keys(paths['/console/apps/{appId}/data/{className}/import'].post.requestBody.content), ['multipart/form-data']);
+  const api = paths['/console/api/apps/{appId}/rotate'].post;
+  assert.deepEqual(Object.keys(api.requestBody.content), ['application/json']);
+  assert.deepEqual(Object.values(api.responses['403'].content['application/json'].examples).map((e: any) => e.value.error), [
+    'The request did not come from the console.',
+    'The CSRF token is missing or wrong: reload the page.',
+    'A viewer cannot change anything.',
+  ]);
+  assert.deepEqual(api.responses['401'].content['application/json'].examples.unauthorized.value, { code: 401, error: 'Sign in to the console first.' });
+  assert.deepEqual(Object.keys(paths['/console/api/sign-in'].post.responses), ['200', '400', '403']);
+  assert.equal(paths['/1.1/requestSmsCode'].post.tags, undefined);
 });

@@ -150,6 +150,3 @@ export class TrafficStats implements Metrics {
   }
 }
 
-export function isOverviewRange(value: unknown): value is OverviewRange {
-  return typeof value === 'string' && Object.hasOwn(overviewRanges, value);
-}

@@ -32,6 +32,8 @@ export interface RouteEntry {
   method: string;
   url: string;
   schema: FastifySchema | undefined;
+  /** A console route's access as declared (src/http/console/routing.ts; none is `admin`). */
+  access?: 'public' | 'operator' | 'admin';
 }
 
 export function collectRoutes(app: FastifyInstance): RouteEntry[] {
@@ -40,7 +42,7 @@ export function collectRoutes(app: FastifyInstance): RouteEntry[] {
     for (const method of [route.method].flat()) {
       // HEAD routes are Fastify's copies of GET ones; OPTIONS is the CORS preflight.
       if (method === 'HEAD' || method === 'OPTIONS') continue;
-      routes.push({ method, url: route.url, schema: route.schema });
+      routes.push({ method, url: route.url, schema: route.schema, access: route.config?.console });
     }
   });
   return routes;

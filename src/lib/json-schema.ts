@@ -20,10 +20,13 @@ const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: 
 ajv.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
 ajv.addKeyword({ keyword: 'x-missing', schemaType: ['string', 'object'] });
 
-/** A message may name a parameter of the failure in braces: "Unknown option '{additionalProperty}'." */
+/**
+ * A message may name a parameter of the failure in braces: "Unknown option '{additionalProperty}'.",
+ * or `{field}`, the name of the property that failed ("{field} must be a string.").
+ */
 function toApiError(annotation: SchemaError, failure: ErrorObject): ApiError {
   if (typeof annotation === 'string') return new ApiError(annotation);
-  const params = failure.params as Record<string, unknown>;
+  const params: Record<string, unknown> = { field: failure.instancePath.split('/').pop(), ...failure.params };
   const message = annotation.message?.replace(/\{(\w+)\}/g, (whole, name: string) => (typeof params[name] === 'string' ? (params[name] as string) : whole));
   return new ApiError(annotation.kind, message);
 }

@@ -39,6 +39,25 @@ export function session(request: FastifyRequest): ConsoleSession {
 
 export const operatorOnly = { config: { console: 'operator' as const } };
 
+/** The console's own refusals, before a route's schema (src/http/routes/console.ts; listed in /openapi.json). */
+export const consoleRefusals = {
+  crossSite: new ApiError('forbidden', 'The request did not come from the console.'),
+  signedOut: new ApiError('unauthorized', 'Sign in to the console first.'),
+  csrf: new ApiError('forbidden', 'The CSRF token is missing or wrong: reload the page.'),
+  viewer: new ApiError('forbidden', 'A viewer cannot change anything.'),
+};
+
+/** The refusals a console route may answer before its own, by its access and method. */
+export function refusalsOf(access: Access, method: string): ApiError[] {
+  const change = method !== 'GET';
+  return [
+    ...(change ? [consoleRefusals.crossSite] : []),
+    ...(access === 'public' ? [] : [consoleRefusals.signedOut]),
+    ...(change && access !== 'public' ? [consoleRefusals.csrf] : []),
+    ...(change && access === 'admin' ? [consoleRefusals.viewer] : []),
+  ];
+}
+
 export function isApi(request: FastifyRequest): boolean {
   return request.url.startsWith('/console/api/');
 }
@@ -58,10 +77,9 @@ export function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiE
   return messagePage(reply, error.status, title, error.message);
 }
 
-/** A string field of a form or JSON body; '' when absent or not a string. */
+/** A field of a form the route's schema declares as text (src/http/console/input.ts); '' when left out. */
 export function field(body: unknown, name: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
+  return (body as Record<string, string> | null | undefined)?.[name] ?? '';
 }
 
 /** After a change made by a form: back to the page (303), with a notice for it to show. */

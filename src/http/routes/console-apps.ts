@@ -10,8 +10,16 @@ import { appPage, maskedKey, type Rotated } from '../console/app-page.ts';
 import { changedKeys, settingsPatch } from '../console/app-settings-form.ts';
 import { consoleHeaders } from '../console/pages.ts';
 import { backTo, field, notice, operatorOnly, session, wantsHtml, type ConsoleSession } from '../console/routing.ts';
+import { formBody, textForm } from '../console/input.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
+import { settingsBody } from './settings.ts';
 
 type Params = { Params: { appId: string } };
+
+const params = pathParams('appId');
+/** kind and grace are the domain's to check: a wrong one is shown on the application's page. */
+const rotateForm = declared({ params, body: formBody(['kind', 'grace']) });
+const deleteForm = declared({ params, body: formBody(['confirm']) });
 
 /** The settings an operator may see: an admin the API's masked form, a viewer nothing of a secret. */
 function visibleSettings(settings: AppSettings, session: ConsoleSession): AppSettings {
@@ -72,7 +80,7 @@ export async function registerConsoleAppRoutes(scope: FastifyInstance, deps: { r
     await operators.record(session(request).operator.name, 'app.delete', app.appId, { name: app.name, ...contents });
   };
 
-  scope.get<Params>('/console/apps/:appId', operatorOnly, async (request, reply) => render(request, reply));
+  scope.get<Params>('/console/apps/:appId', { ...operatorOnly, ...declared({ params, querystring: queryParams('done') }) }, async (request, reply) => render(request, reply));
   /** A form's change: its refusal is shown on the application's page (a 404 stays the plain refusal). */
   const onPage = async (request: FastifyRequest<Params>, reply: FastifyReply, work: () => Promise<FastifyReply>) => {
     try {
@@ -83,20 +91,21 @@ export async function registerConsoleAppRoutes(scope: FastifyInstance, deps: { r
     }
   };
   const appPath = (request: FastifyRequest<Params>) => `/console/apps/${encodeURIComponent(request.params.appId)}`;
-  scope.post<Params>('/console/apps/:appId/rotate', async (request, reply) =>
+  scope.post<Params>('/console/apps/:appId/rotate', rotateForm, async (request, reply) =>
     onPage(request, reply, async () => render(request, reply, { rotated: await rotate(request) })));
-  scope.post<Params>('/console/apps/:appId/settings', async (request, reply) =>
+  // One section of the settings form: every field is text, read by settingsPatch.
+  scope.post<Params>('/console/apps/:appId/settings', declared({ params, body: textForm(['section']) }), async (request, reply) =>
     onPage(request, reply, async () => {
       await updateSettings(request, settingsPatch(field(request.body, 'section'), request.body as Record<string, string>));
       return backTo(reply, appPath(request), 'saved');
     }));
-  scope.post<Params>('/console/apps/:appId/delete', async (request, reply) =>
+  scope.post<Params>('/console/apps/:appId/delete', deleteForm, async (request, reply) =>
     onPage(request, reply, async () => {
       await remove(request);
       return backTo(reply, '/console/apps');
     }));
 
-  scope.get<Params>('/console/api/apps/:appId', operatorOnly, async (request, reply) => {
+  scope.get<Params>('/console/api/apps/:appId', { ...operatorOnly, ...declared({ params }) }, async (request, reply) => {
     const app = await appOf(request);
     const current = session(request);
     const now = clock.now();
@@ -111,13 +120,13 @@ export async function registerConsoleAppRoutes(scope: FastifyInstance, deps: { r
       settings: visibleSettings(mergeSettings(app.settings), current),
     });
   });
-  scope.put<Params>('/console/api/apps/:appId/settings', async (request, reply) =>
+  scope.put<Params>('/console/api/apps/:appId/settings', declared({ params, body: settingsBody }), async (request, reply) =>
     consoleHeaders(reply).send(publicSettings(await updateSettings(request, request.body as Record<string, unknown>))));
-  scope.post<Params>('/console/api/apps/:appId/rotate', async (request, reply) => {
+  scope.post<Params>('/console/api/apps/:appId/rotate', rotateForm, async (request, reply) => {
     const rotated = await rotate(request);
     return consoleHeaders(reply).send({ kind: rotated.kind, key: rotated.key, oldKeyAcceptedUntil: rotated.until ? new Date(rotated.until).toISOString() : null });
   });
-  scope.delete<Params>('/console/api/apps/:appId', async (request, reply) => {
+  scope.delete<Params>('/console/api/apps/:appId', deleteForm, async (request, reply) => {
     await remove(request);
     return consoleHeaders(reply).send({ deleted: request.params.appId });
   });

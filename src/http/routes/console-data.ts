@@ -23,7 +23,9 @@ import {
 } from '../console/data-pages.ts';
 import { MasterRest, RestError, formJsonObject } from '../console/master-rest.ts';
 import { consoleHeaders, messagePage } from '../console/pages.ts';
-import { session, wantsHtml } from '../console/routing.ts';
+import { field, session, wantsHtml } from '../console/routing.ts';
+import { formBody, text } from '../console/input.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 import type { ConsoleKit } from '../console/master-rest.ts';
 
 interface AppParams {
@@ -64,10 +66,19 @@ function countAsked(request: FastifyRequest): boolean {
   return (request.query as Record<string, unknown> | undefined)?.count === '1';
 }
 
-function text(body: unknown, name: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
-}
+const appParams = pathParams('appId');
+const classParams = pathParams('appId', 'className');
+const objectParams = pathParams('appId', 'className', 'objectId');
+/** The objects page's filter, sort and page (src/http/console/data-query.ts reads them), and `count=1`. */
+const browseQuery = queryParams('field', 'op', 'value', 'where', 'sort', 'dir', 'after', 'limit', 'count');
+/** An object's fields and ACL, each JSON typed into a textarea. */
+const objectForm = formBody(['fields', 'acl']);
+/** The delete form: its picks (o_<objectId>) and the confirmation. */
+const pickForm = formBody(['confirm'], { patternProperties: { '^o_': text } });
+/** The import form (multipart/form-data): `file`, the export file to import (the route checks it is one). */
+const importForm = formBody([]);
+importForm.properties.file = { description: 'A file part of multipart/form-data: JSON lines, gzipped or not.' };
+importForm['x-media'] = 'multipart/form-data';
 
 /** A JSON object typed into a textarea, or `empty` when left blank. */
 function jsonObject(raw: string, what: string, empty: Record<string, unknown> | null): Record<string, unknown> | null {
@@ -184,12 +195,12 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
   };
 
   // Pages.
-  scope.get<{ Params: AppParams }>('/console/apps/:appId/data', operatorOnly, async (request, reply) => {
+  scope.get<{ Params: AppParams }>('/console/apps/:appId/data', { ...operatorOnly, ...declared({ params: appParams }) }, async (request, reply) => {
     const app = await appOf(request);
     if (!app) return notFound(request, reply, 'No application with that id.');
     return classesPage(reply, session(request), app, await classCounts(app, new MasterRest(kit.root, app)));
   });
-  scope.get<{ Params: AppParams; Querystring: { className?: string } }>('/console/apps/:appId/data/new', operatorOnly, async (request, reply) => {
+  scope.get<{ Params: AppParams; Querystring: { className?: string } }>('/console/apps/:appId/data/new', { ...operatorOnly, ...declared({ params: appParams, querystring: queryParams('className') }) }, async (request, reply) => {
     const className = String(request.query.className ?? '');
     const app = await appOf(request);
     if (!app) return notFound(request, reply, 'No application with that id.');
@@ -197,7 +208,7 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
     return consoleHeaders(reply).redirect(`${classBase(app, className)}/new`, 303);
   });
 
-  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className', operatorOnly, withClass(
+  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className', { ...operatorOnly, ...declared({ params: classParams, querystring: browseQuery }) }, withClass(
     async (request, reply, app, rest) => {
       const input = browseInput(request.query as Record<string, unknown>);
       const found = await browse(app, rest, request.params.className, input, countAsked(request));
@@ -209,32 +220,32 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
     },
   ));
 
-  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/new', operatorOnly, withClass(async (request, reply, app) =>
+  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/new', { ...operatorOnly, ...declared({ params: classParams }) }, withClass(async (request, reply, app) =>
     newObjectPage(reply, session(request), app, request.params.className)));
-  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/new', withClass(
+  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/new', declared({ params: classParams, body: objectForm }), withClass(
     async (request, reply, app, rest) => {
       const { className } = request.params;
-      const fields = jsonObject(text(request.body, 'fields'), 'fields', {})!;
-      const acl = jsonObject(text(request.body, 'acl'), 'ACL', null);
+      const fields = jsonObject(field(request.body, 'fields'), 'fields', {})!;
+      const acl = jsonObject(field(request.body, 'acl'), 'ACL', null);
       const created = await rest.ok('POST', `/classes/${encodeURIComponent(className)}`, { body: acl ? { ...fields, ACL: acl } : fields });
       await audit(request, 'object.create', `${app.appId}/${className}/${created.objectId}`, { fields: Object.keys(fields) });
       return consoleHeaders(reply).redirect(`${classBase(app, className)}/${encodeURIComponent(created.objectId)}`, 303);
     },
     (request, reply, app, error) =>
-      newObjectPage(reply, session(request), app, request.params.className, { error: error.message, fields: text(request.body, 'fields'), acl: text(request.body, 'acl') }, error.status),
+      newObjectPage(reply, session(request), app, request.params.className, { error: error.message, fields: field(request.body, 'fields'), acl: field(request.body, 'acl') }, error.status),
   ));
 
-  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/delete', withClass(async (request, reply, app, rest) => {
+  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/delete', declared({ params: classParams, body: pickForm }), withClass(async (request, reply, app, rest) => {
     const { className } = request.params;
     const ids = pickedIds(request.body);
     if (ids.length === 0) throw new RestError(400, 104, 'Select the objects to delete first.');
-    if (text(request.body, 'confirm') !== 'yes') return confirmDeletePage(reply, session(request), app, className, ids);
+    if (field(request.body, 'confirm') !== 'yes') return confirmDeletePage(reply, session(request), app, className, ids);
     for (const id of ids) await rest.ok('DELETE', objectPath(className, id));
     await audit(request, 'object.delete', `${app.appId}/${className}`, { objectIds: ids });
     return consoleHeaders(reply).redirect(classBase(app, className), 303);
   }));
 
-  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/export', operatorOnly, withClass(async (request, reply, app, rest) => {
+  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/export', { ...operatorOnly, ...declared({ params: classParams }) }, withClass(async (request, reply, app, rest) => {
     const { className } = request.params;
     const path = `/classes/${encodeURIComponent(className)}`;
     // Keyset pages on objectId, written as they are read: memory stays flat on any class size.
@@ -256,7 +267,7 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
       .send(Readable.from(lines()));
   }));
 
-  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/import', withClass(async (request, reply, app) => {
+  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/import', declared({ params: classParams, body: importForm }), withClass(async (request, reply, app) => {
     const { className } = request.params;
     if (!importableClass(className)) throw new RestError(400, 103, `Class ${className} is not imported (only _User, _Installation, _Role and your own classes).`);
     const file = (request.body as Record<string, unknown> | undefined)?.file;
@@ -279,14 +290,14 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
   }));
 
   const indexList = async (rest: MasterRest, className: string) => (await rest.ok('GET', `/indexes/${encodeURIComponent(className)}`)).results;
-  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/indexes', operatorOnly, withClass(async (request, reply, app, rest) =>
+  scope.get<{ Params: ClassParams }>('/console/apps/:appId/data/:className/indexes', { ...operatorOnly, ...declared({ params: classParams }) }, withClass(async (request, reply, app, rest) =>
     indexesPage(reply, session(request), app, request.params.className, await indexList(rest, request.params.className))));
-  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/indexes', withClass(
+  scope.post<{ Params: ClassParams }>('/console/apps/:appId/data/:className/indexes', declared({ params: classParams, body: formBody(['name', 'keys', 'unique']) }), withClass(
     async (request, reply, app, rest) => {
       const { className } = request.params;
-      const name = text(request.body, 'name').trim();
-      const keys = jsonObject(text(request.body, 'keys'), 'keys', {})!;
-      const unique = text(request.body, 'unique') === 'true';
+      const name = field(request.body, 'name').trim();
+      const keys = jsonObject(field(request.body, 'keys'), 'keys', {})!;
+      const unique = field(request.body, 'unique') === 'true';
       const created = await rest.ok('POST', `/indexes/${encodeURIComponent(className)}`, { body: { name, keys, unique } });
       await audit(request, 'index.create', `${app.appId}/${className}/${name}`, { keys, unique });
       if (!wantsHtml(request)) return consoleHeaders(reply).status(201).send(created);
@@ -295,28 +306,28 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
     async (request, reply, app, error) => {
       const rest = new MasterRest(kit.root, app);
       return indexesPage(reply, session(request), app, request.params.className, await indexList(rest, request.params.className),
-        { error: error.message, name: text(request.body, 'name'), keys: text(request.body, 'keys') }, error.status);
+        { error: error.message, name: field(request.body, 'name'), keys: field(request.body, 'keys') }, error.status);
     },
   ));
-  scope.post<{ Params: ClassParams & { name: string } }>('/console/apps/:appId/data/:className/indexes/:name/drop', withClass(async (request, reply, app, rest) => {
+  scope.post<{ Params: ClassParams & { name: string } }>('/console/apps/:appId/data/:className/indexes/:name/drop', declared({ params: pathParams('appId', 'className', 'name'), body: formBody(['confirm']) }), withClass(async (request, reply, app, rest) => {
     const { className, name } = request.params;
-    if (text(request.body, 'confirm') !== 'yes' && wantsHtml(request)) return confirmDropPage(reply, session(request), app, className, name);
+    if (field(request.body, 'confirm') !== 'yes' && wantsHtml(request)) return confirmDropPage(reply, session(request), app, className, name);
     await rest.ok('DELETE', `/indexes/${encodeURIComponent(className)}/${encodeURIComponent(name)}`);
     await audit(request, 'index.drop', `${app.appId}/${className}/${name}`, {});
     if (!wantsHtml(request)) return consoleHeaders(reply).send({});
     return indexesPage(reply, session(request), app, className, await indexList(rest, className), { message: `Index ${name} dropped.` });
   }));
 
-  scope.get<{ Params: ObjectParams }>('/console/apps/:appId/data/:className/:objectId', operatorOnly, withClass(async (request, reply, app, rest) => {
+  scope.get<{ Params: ObjectParams }>('/console/apps/:appId/data/:className/:objectId', { ...operatorOnly, ...declared({ params: objectParams }) }, withClass(async (request, reply, app, rest) => {
     const object = await rest.ok('GET', objectPath(request.params.className, request.params.objectId), withAcl);
     return objectPage(reply, session(request), app, request.params.className, object);
   }));
-  scope.post<{ Params: ObjectParams }>('/console/apps/:appId/data/:className/:objectId', withClass(
+  scope.post<{ Params: ObjectParams }>('/console/apps/:appId/data/:className/:objectId', declared({ params: objectParams, body: objectForm }), withClass(
     async (request, reply, app, rest) => {
       const { className, objectId } = request.params;
       const current = await rest.ok('GET', objectPath(className, objectId), withAcl);
-      const fields = jsonObject(text(request.body, 'fields'), 'fields', {})!;
-      const acl = jsonObject(text(request.body, 'acl'), 'ACL', null);
+      const fields = jsonObject(field(request.body, 'fields'), 'fields', {})!;
+      const acl = jsonObject(field(request.body, 'acl'), 'ACL', null);
       const body = editBody(current, fields, acl);
       await rest.ok('PUT', objectPath(className, objectId), { body });
       await audit(request, 'object.update', `${app.appId}/${className}/${objectId}`, { fields: Object.keys(body).filter((k) => k !== 'ACL'), acl: acl !== null });
@@ -326,17 +337,17 @@ export async function registerConsoleData(scope: FastifyInstance, kit: ConsoleKi
       const { className, objectId } = request.params;
       const current = await new MasterRest(kit.root, app).call('GET', objectPath(className, objectId), withAcl);
       if (current.status !== 200) return messagePage(reply, error.status, 'Not saved', error.message);
-      return objectPage(reply, session(request), app, className, current.body, { error: error.message, fields: text(request.body, 'fields'), acl: text(request.body, 'acl') }, error.status);
+      return objectPage(reply, session(request), app, className, current.body, { error: error.message, fields: field(request.body, 'fields'), acl: field(request.body, 'acl') }, error.status);
     },
   ));
 
   // The same as JSON for scripts and tests (the pages' rules: reads for operators, changes for admins).
-  scope.get<{ Params: AppParams }>('/console/api/apps/:appId/classes', operatorOnly, async (request, reply) => {
+  scope.get<{ Params: AppParams }>('/console/api/apps/:appId/classes', { ...operatorOnly, ...declared({ params: appParams }) }, async (request, reply) => {
     const app = await appOf(request);
     if (!app) return notFound(request, reply, 'No application with that id.');
     return consoleHeaders(reply).send({ results: await classCounts(app, new MasterRest(kit.root, app)) });
   });
-  scope.get<{ Params: ClassParams }>('/console/api/apps/:appId/classes/:className', operatorOnly, withClass(async (request, reply, app, rest) => {
+  scope.get<{ Params: ClassParams }>('/console/api/apps/:appId/classes/:className', { ...operatorOnly, ...declared({ params: classParams, querystring: browseQuery }) }, withClass(async (request, reply, app, rest) => {
     const input = browseInput(request.query as Record<string, unknown>);
     const { rows, next, total } = await browse(app, rest, request.params.className, input, countAsked(request));
     return consoleHeaders(reply).send({ results: rows, count: total?.count ?? null, countKind: total?.kind ?? null, next });

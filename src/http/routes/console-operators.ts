@@ -5,8 +5,19 @@ import { ApiError } from '../../lib/errors.ts';
 import { accountPage, operatorsPage, type Shown } from '../console/operators-page.ts';
 import { consoleHeaders } from '../console/pages.ts';
 import { backTo, field, isApi, notice, operatorOnly, session } from '../console/routing.ts';
+import { formBody } from '../console/input.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 
 type Named = { Params: { name: string } };
+
+const params = pathParams('name');
+const createForm = declared({ body: formBody(['name', 'password', 'role']) });
+const roleForm = declared({ params, body: formBody(['role']) });
+const passwordForm = declared({ params, body: formBody(['password']) });
+const namedForm = declared({ params, body: formBody([]) });
+/** A page that shows the notice a redirect named (`done`). */
+const page = { ...operatorOnly, ...declared({ querystring: queryParams('done') }) };
+const ownForm = (names: string[]) => ({ ...operatorOnly, ...declared({ body: formBody(names) }) });
 
 const refusals: Record<Exclude<OperatorChange, 'done'>, ApiError> = {
   unknown: new ApiError('objectNotFound', 'No operator of that name.'),
@@ -74,21 +85,21 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
     }
   };
 
-  scope.get('/console/operators', operatorOnly, async (request, reply) => list(request, reply));
-  scope.post('/console/operators', async (request, reply) => onList(request, reply, async () => list(request, reply, { password: await create(request) }, 201)));
-  scope.post<Named>('/console/operators/:name/role', async (request, reply) =>
+  scope.get('/console/operators', page, async (request, reply) => list(request, reply));
+  scope.post('/console/operators', createForm, async (request, reply) => onList(request, reply, async () => list(request, reply, { password: await create(request) }, 201)));
+  scope.post<Named>('/console/operators/:name/role', roleForm, async (request, reply) =>
     onList(request, reply, async () => {
       check(await operators.setRole(actor(request), request.params.name, field(request.body, 'role')));
       return backTo(reply, '/console/operators', 'role');
     }));
-  scope.post<Named>('/console/operators/:name/password', async (request, reply) =>
+  scope.post<Named>('/console/operators/:name/password', passwordForm, async (request, reply) =>
     onList(request, reply, async () => list(request, reply, { password: await newPassword(request) })));
-  scope.post<Named>('/console/operators/:name/totp-reset', async (request, reply) =>
+  scope.post<Named>('/console/operators/:name/totp-reset', namedForm, async (request, reply) =>
     onList(request, reply, async () => {
       check(await operators.resetTotp(actor(request), request.params.name));
       return backTo(reply, '/console/operators', 'totpReset');
     }));
-  scope.post<Named>('/console/operators/:name/delete', async (request, reply) =>
+  scope.post<Named>('/console/operators/:name/delete', namedForm, async (request, reply) =>
     onList(request, reply, async () => {
       await remove(request);
       return backTo(reply, '/console/operators', 'deleted');
@@ -102,12 +113,12 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
     const totp = fresh?.totp ? { recoveryCodesLeft: await operators.recoveryCodesLeft(operator) } : null;
     return accountPage(reply, session(request), totp, options.enrolment ?? null, shown, options.status);
   };
-  scope.get('/console/account', operatorOnly, async (request, reply) => account(request, reply));
+  scope.get('/console/account', page, async (request, reply) => account(request, reply));
   // Enrolment is each operator's own change (a viewer too): it only makes its own sign-in stricter.
-  scope.post('/console/account/totp', operatorOnly, async (request, reply) => {
+  scope.post('/console/account/totp', ownForm([]), async (request, reply) => {
     return account(request, reply, { enrolment: await operators.beginTotp(session(request).operator) });
   });
-  scope.post('/console/account/totp/confirm', operatorOnly, async (request, reply) => {
+  scope.post('/console/account/totp/confirm', ownForm(['code']), async (request, reply) => {
     const outcome = await operators.confirmTotp(session(request).operator, field(request.body, 'code'));
     if (typeof outcome === 'string') {
       const refusal = refusals[outcome];
@@ -116,7 +127,7 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
     // Not a redirect: the recovery codes are on this answer only.
     return account(request, reply, { shown: { notice: notices.totpOn, recoveryCodes: outcome.recoveryCodes } });
   });
-  scope.post('/console/account/recovery-codes', operatorOnly, async (request, reply) => {
+  scope.post('/console/account/recovery-codes', ownForm([]), async (request, reply) => {
     const outcome = await operators.renewRecoveryCodes(session(request).operator);
     if (outcome === 'unknown') return account(request, reply, { shown: { error: noTotp.message }, status: noTotp.status });
     return account(request, reply, { shown: { notice: notices.recoveryCodes, recoveryCodes: outcome.recoveryCodes } });
@@ -125,27 +136,27 @@ export async function registerConsoleOperatorRoutes(scope: FastifyInstance, deps
   const view = (op: { name: string; role: string; totp: boolean; createdAt: number }) =>
     ({ name: op.name, role: op.role, totp: op.totp, createdAt: new Date(op.createdAt).toISOString() });
   scope.get('/console/api/operators', operatorOnly, async (_request, reply) => consoleHeaders(reply).send({ results: (await operators.list()).map(view) }));
-  scope.post('/console/api/operators', async (request, reply) => consoleHeaders(reply).status(201).send(apiPassword(await create(request))));
-  scope.post<Named>('/console/api/operators/:name/role', async (request, reply) => {
+  scope.post('/console/api/operators', createForm, async (request, reply) => consoleHeaders(reply).status(201).send(apiPassword(await create(request))));
+  scope.post<Named>('/console/api/operators/:name/role', roleForm, async (request, reply) => {
     check(await operators.setRole(actor(request), request.params.name, field(request.body, 'role')));
     return consoleHeaders(reply).send({});
   });
-  scope.post<Named>('/console/api/operators/:name/password', async (request, reply) => consoleHeaders(reply).send(apiPassword(await newPassword(request))));
-  scope.post<Named>('/console/api/operators/:name/totp-reset', async (request, reply) => {
+  scope.post<Named>('/console/api/operators/:name/password', passwordForm, async (request, reply) => consoleHeaders(reply).send(apiPassword(await newPassword(request))));
+  scope.post<Named>('/console/api/operators/:name/totp-reset', namedForm, async (request, reply) => {
     check(await operators.resetTotp(actor(request), request.params.name));
     return consoleHeaders(reply).send({});
   });
-  scope.delete<Named>('/console/api/operators/:name', async (request, reply) => {
+  scope.delete<Named>('/console/api/operators/:name', namedForm, async (request, reply) => {
     await remove(request);
     return consoleHeaders(reply).send({});
   });
-  scope.post('/console/api/account/totp', operatorOnly, async (request, reply) => consoleHeaders(reply).send(await operators.beginTotp(session(request).operator)));
-  scope.post('/console/api/account/totp/confirm', operatorOnly, async (request, reply) => {
+  scope.post('/console/api/account/totp', ownForm([]), async (request, reply) => consoleHeaders(reply).send(await operators.beginTotp(session(request).operator)));
+  scope.post('/console/api/account/totp/confirm', ownForm(['code']), async (request, reply) => {
     const outcome = await operators.confirmTotp(session(request).operator, field(request.body, 'code'));
     if (typeof outcome === 'string') throw refusals[outcome];
     return consoleHeaders(reply).send({ totp: true, recoveryCodes: outcome.recoveryCodes });
   });
-  scope.post('/console/api/account/recovery-codes', operatorOnly, async (request, reply) => {
+  scope.post('/console/api/account/recovery-codes', ownForm([]), async (request, reply) => {
     const outcome = await operators.renewRecoveryCodes(session(request).operator);
     if (outcome === 'unknown') throw noTotp;
     return consoleHeaders(reply).send(outcome);

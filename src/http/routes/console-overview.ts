@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { isOverviewRange, type TrafficStats } from '../../console/traffic.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { overviewRanges, type OverviewRange, type TrafficStats } from '../../console/traffic.ts';
 import { overviewPage } from '../console/overview-page.ts';
 import { consoleHeaders } from '../console/pages.ts';
 import { operatorOnly, session } from '../console/routing.ts';
+import { declared } from '../schema.ts';
 
 /**
  * Counts every answer for the overview (src/console/traffic.ts) by method and route pattern: a Map
@@ -20,16 +20,23 @@ export function countTraffic(app: FastifyInstance, traffic: TrafficStats): void 
   });
 }
 
+/** `range`, one of the overview's (6h when left out); repeated, it is none of them. */
+const rangeQuery = {
+  ...operatorOnly,
+  ...declared({
+    querystring: {
+      type: 'object',
+      properties: { range: { enum: Object.keys(overviewRanges), 'x-error': { kind: 'other', message: 'range is one of 1h, 6h, 24h, 7d, 30d.' } } },
+    },
+  }),
+};
+
 /** GET /console/overview (the charts) and /console/api/overview (their numbers), to any operator. */
 export function registerConsoleOverview(scope: FastifyInstance, options: { traffic: TrafficStats }): void {
-  const rangeOf = (query: unknown) => {
-    const range = (query as { range?: unknown } | undefined)?.range ?? '6h';
-    if (!isOverviewRange(range)) throw new ApiError('other', 'range is one of 1h, 6h, 24h, 7d, 30d.');
-    return range;
-  };
-  scope.get('/console/overview', operatorOnly, async (request, reply) =>
+  const rangeOf = (query: unknown) => (query as { range?: OverviewRange }).range ?? '6h';
+  scope.get('/console/overview', rangeQuery, async (request, reply) =>
     overviewPage(reply, session(request), await options.traffic.overview(rangeOf(request.query))));
-  scope.get('/console/api/overview', operatorOnly, async (request, reply) => {
+  scope.get('/console/api/overview', rangeQuery, async (request, reply) => {
     const overview = await options.traffic.overview(rangeOf(request.query));
     return consoleHeaders(reply).send({ ...overview, start: new Date(overview.start).toISOString() });
   });

@@ -6,7 +6,9 @@ import { vendorNames } from '../../push/types.ts';
 import { MasterRest, RestError, formJsonObject } from '../console/master-rest.ts';
 import { installationsPage, notificationPage, pushPage, searchFields, type ComposeInput, type PushView } from '../console/push-pages.ts';
 import { consoleHeaders, messagePage } from '../console/pages.ts';
-import { session, wantsHtml } from '../console/routing.ts';
+import { field, session, wantsHtml } from '../console/routing.ts';
+import { formBody } from '../console/input.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 import type { ConsoleKit } from '../console/master-rest.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { masterCallerOf } from '../../objects/query-reach.ts';
@@ -18,13 +20,10 @@ interface AppParams {
 const composeFields = ['target', 'channels', 'where', 'users', 'alert', 'title', 'badge', 'custom', 'pushTime', 'expiresIn', 'prod'] as const;
 const maxUsers = 100;
 
-function text(source: unknown, name: string): string {
-  const value = (source as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
-}
+const appParams = pathParams('appId');
 
 function composeInput(body: unknown): ComposeInput {
-  const input = Object.fromEntries(composeFields.map((name) => [name, text(body, name)])) as unknown as ComposeInput;
+  const input = Object.fromEntries(composeFields.map((name) => [name, field(body, name)])) as unknown as ComposeInput;
   if (!['all', 'channels', 'where', 'users'].includes(input.target)) input.target = 'all';
   return input;
 }
@@ -121,7 +120,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
     }
   };
 
-  scope.get<{ Params: AppParams; Querystring: { by?: string; q?: string } }>('/console/apps/:appId/installations', operatorOnly, withApp(async (request, reply, app, rest) => {
+  scope.get<{ Params: AppParams; Querystring: { by?: string; q?: string } }>('/console/apps/:appId/installations', { ...operatorOnly, ...declared({ params: appParams, querystring: queryParams('by', 'q') }) }, withApp(async (request, reply, app, rest) => {
     const query = request.query as { by?: string; q?: string };
     const by = searchFields[String(query.by)] ? String(query.by) : 'installationId';
     const q = String(query.q ?? '').trim().slice(0, 256);
@@ -144,7 +143,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
   };
   const blank = composeInput({});
 
-  scope.get<{ Params: AppParams; Querystring: { sent?: string; cancelled?: string } }>('/console/apps/:appId/push', operatorOnly, withApp(async (request, reply, app, rest) => {
+  scope.get<{ Params: AppParams; Querystring: { sent?: string; cancelled?: string } }>('/console/apps/:appId/push', { ...operatorOnly, ...declared({ params: appParams, querystring: queryParams('sent', 'cancelled') }) }, withApp(async (request, reply, app, rest) => {
     const { sent, cancelled } = request.query as { sent?: string; cancelled?: string };
     const message = sent ? `Push ${sent} accepted.` : cancelled ? `Scheduled push ${cancelled} cancelled.` : undefined;
     const view = await pushView(rest, blank, { message });
@@ -153,7 +152,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
   }));
 
   // Compose → review (the devices it will reach) → send: nothing leaves before the operator saw the count.
-  scope.post<{ Params: AppParams }>('/console/apps/:appId/push/review', withApp(
+  scope.post<{ Params: AppParams }>('/console/apps/:appId/push/review', declared({ params: appParams, body: formBody(composeFields) }), withApp(
     async (request, reply, app, rest) => {
       const input = composeInput(request.body);
       const body = await pushBody(rest, input, kit.clock.now());
@@ -165,9 +164,9 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
       pushPage(reply, session(request), app, await pushView(rest, composeInput(request.body), { error: error.message }), error.status),
   ));
 
-  scope.post<{ Params: AppParams }>('/console/apps/:appId/push/send', withApp(
+  scope.post<{ Params: AppParams }>('/console/apps/:appId/push/send', declared({ params: appParams, body: formBody(['body']) }), withApp(
     async (request, reply, app, rest) => {
-      const body = JSON.parse(text(request.body, 'body') || 'null');
+      const body = JSON.parse(field(request.body, 'body') || 'null');
       if (body === null || typeof body !== 'object') throw new RestError(400, 107, 'Nothing to send: compose the push again.');
       const sent = await rest.ok('POST', '/push', { body });
       await audit(request, 'push.send', `${app.appId}/${sent.objectId}`, { target: body.channels ? 'channels' : body.where ? 'where' : 'all', scheduled: body.push_time !== undefined });
@@ -177,7 +176,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
     async (request, reply, app, rest, error) => pushPage(reply, session(request), app, await pushView(rest, blank, { error: error.message }), error.status),
   ));
 
-  scope.post<{ Params: AppParams & { id: string } }>('/console/apps/:appId/push/scheduled/:id/cancel', withApp(async (request, reply, app, rest) => {
+  scope.post<{ Params: AppParams & { id: string } }>('/console/apps/:appId/push/scheduled/:id/cancel', declared({ params: pathParams('appId', 'id'), body: formBody([]) }), withApp(async (request, reply, app, rest) => {
     const { id } = request.params as AppParams & { id: string };
     await rest.ok('DELETE', `/scheduledPushMessages/${encodeURIComponent(id)}`);
     await audit(request, 'push.cancel', `${app.appId}/scheduled/${id}`, {});
@@ -185,7 +184,7 @@ export async function registerConsolePush(scope: FastifyInstance, kit: ConsoleKi
     return consoleHeaders(reply).redirect(`/console/apps/${encodeURIComponent(app.appId)}/push?cancelled=${encodeURIComponent(id)}`, 303);
   }));
 
-  scope.get<{ Params: AppParams & { objectId: string } }>('/console/apps/:appId/push/:objectId', operatorOnly, withApp(async (request, reply, app, rest) => {
+  scope.get<{ Params: AppParams & { objectId: string } }>('/console/apps/:appId/push/:objectId', { ...operatorOnly, ...declared({ params: pathParams('appId', 'objectId') }) }, withApp(async (request, reply, app, rest) => {
     const { objectId } = request.params as AppParams & { objectId: string };
     const record = await rest.ok('GET', `/notifications/${encodeURIComponent(objectId)}`);
     if (!wantsHtml(request)) return consoleHeaders(reply).send(record);

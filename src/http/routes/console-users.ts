@@ -9,6 +9,8 @@ import { toWire } from '../../objects/wire.ts';
 import { consoleHeaders } from '../console/pages.ts';
 import { backTo, field, notice, operatorOnly, session, wantsHtml } from '../console/routing.ts';
 import { userPage, usersPage } from '../console/users-page.ts';
+import { formBody } from '../console/input.ts';
+import { declared, pathParams, queryParams } from '../schema.ts';
 
 type AppParams = { Params: { appId: string }; Querystring: { q?: string; done?: string } };
 type UserParams = { Params: { appId: string; userId: string; action?: string }; Querystring: { done?: string } };
@@ -22,6 +24,17 @@ const actions = {
   unlock: { audit: 'user.unlock', done: 'Sign-in is unlocked.' },
 } as const;
 type Action = keyof typeof actions;
+
+const appParams = pathParams('appId');
+const userParams = pathParams('appId', 'userId');
+/** An action not in the list is no route (404), as an unknown path is. */
+const actionParams = {
+  ...userParams,
+  properties: { ...userParams.properties, action: { enum: Object.keys(actions), 'x-error': 'routeNotFound' } },
+  required: ['appId', 'userId', 'action'],
+};
+const search = { ...operatorOnly, ...declared({ params: appParams, querystring: queryParams('q', 'done') }) };
+const actionForm = declared({ params: actionParams, body: formBody([]) });
 
 const notices: Record<string, string> = {
   ...Object.fromEntries(Object.entries(actions).map(([name, entry]) => [name, entry.done])),
@@ -59,11 +72,7 @@ export async function registerConsoleUserRoutes(
     await operators.record(session(request).operator.name, name === 'delete' ? 'user.delete' : actions[name].audit, `${appId}/${userId}`, detail);
   };
 
-  const actionOf = (request: FastifyRequest<UserParams>): Action => {
-    const name = request.params.action ?? '';
-    if (!Object.hasOwn(actions, name)) throw new ApiError('routeNotFound');
-    return name as Action;
-  };
+  const actionOf = (request: FastifyRequest<UserParams>) => request.params.action as Action;
 
   const renderUser = async (request: FastifyRequest<UserParams>, reply: FastifyReply, extra: { error?: string; status?: number } = {}) => {
     const app = await appOf(request.params.appId);
@@ -71,18 +80,18 @@ export async function registerConsoleUserRoutes(
     return userPage(reply, session(request), app, view, clock.now(), { notice: notice(request, notices), ...extra });
   };
 
-  scope.get<AppParams>('/console/apps/:appId/users', operatorOnly, async (request, reply) => {
+  scope.get<AppParams>('/console/apps/:appId/users', search, async (request, reply) => {
     const app = await appOf(request.params.appId);
     const query = typeof request.query.q === 'string' ? request.query.q.trim() : '';
     return usersPage(reply, session(request), app, query, query ? await users.search(app, query) : null, { notice: notice(request, notices) });
   });
-  scope.get<UserParams>('/console/apps/:appId/users/:userId', operatorOnly, async (request, reply) => renderUser(request, reply));
-  scope.post<UserParams>('/console/apps/:appId/users/:userId/delete', async (request, reply) => {
+  scope.get<UserParams>('/console/apps/:appId/users/:userId', { ...operatorOnly, ...declared({ params: userParams, querystring: queryParams('done') }) }, async (request, reply) => renderUser(request, reply));
+  scope.post<UserParams>('/console/apps/:appId/users/:userId/delete', declared({ params: userParams, body: formBody(['sure']) }), async (request, reply) => {
     if (field(request.body, 'sure') !== 'on') return renderUser(request, reply, { error: 'Tick the box to confirm the deletion.', status: 400 });
     await change(request, 'delete');
     return backTo(reply, `/console/apps/${encodeURIComponent(request.params.appId)}/users`, 'deleted');
   });
-  scope.post<UserParams>('/console/apps/:appId/users/:userId/:action', async (request, reply) => {
+  scope.post<UserParams>('/console/apps/:appId/users/:userId/:action', actionForm, async (request, reply) => {
     const name = actionOf(request);
     const path = `/console/apps/${encodeURIComponent(request.params.appId)}/users/${encodeURIComponent(request.params.userId)}`;
     try {
@@ -95,20 +104,20 @@ export async function registerConsoleUserRoutes(
     return backTo(reply, path, name);
   });
 
-  scope.get<AppParams>('/console/api/apps/:appId/users', operatorOnly, async (request, reply) => {
+  scope.get<AppParams>('/console/api/apps/:appId/users', search, async (request, reply) => {
     const app = await appOf(request.params.appId);
     const found = await users.search(app, typeof request.query.q === 'string' ? request.query.q : '');
     return consoleHeaders(reply).send({ results: found.map((user) => toWire(user)) });
   });
-  scope.get<UserParams>('/console/api/apps/:appId/users/:userId', operatorOnly, async (request, reply) => {
+  scope.get<UserParams>('/console/api/apps/:appId/users/:userId', { ...operatorOnly, ...declared({ params: userParams }) }, async (request, reply) => {
     const view = await users.view(await appOf(request.params.appId), request.params.userId);
     return consoleHeaders(reply).send({ user: toWire(view.user), lockedUntil: view.lockedUntil > clock.now() ? new Date(view.lockedUntil).toISOString() : null });
   });
-  scope.post<UserParams>('/console/api/apps/:appId/users/:userId/:action', async (request, reply) => {
+  scope.post<UserParams>('/console/api/apps/:appId/users/:userId/:action', actionForm, async (request, reply) => {
     await change(request, actionOf(request));
     return consoleHeaders(reply).send({});
   });
-  scope.delete<UserParams>('/console/api/apps/:appId/users/:userId', async (request, reply) => {
+  scope.delete<UserParams>('/console/api/apps/:appId/users/:userId', declared({ params: userParams, body: formBody([]) }), async (request, reply) => {
     await change(request, 'delete');
     return consoleHeaders(reply).send({});
   });

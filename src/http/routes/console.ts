@@ -15,7 +15,9 @@ import { appsPage, auditPage, consoleHeaders, messagePage, signInPage } from '..
 import { registerConsoleOperatorRoutes } from './console-operators.ts';
 import { registerConsoleOverview } from './console-overview.ts';
 import type { TrafficStats } from '../../console/traffic.ts';
-import { field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
+import { declared } from '../schema.ts';
+import { formBody } from '../console/input.ts';
+import { consoleRefusals, field, isApi, operatorOnly, refuse, session, sessionOf, setSession, wantsHtml } from '../console/routing.ts';
 
 /** The session cookie: scoped to the console's paths, unreadable by scripts, never sent cross-site. */
 const cookieName = 'roost_console';
@@ -90,27 +92,28 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     scope.addHook('onRequest', async (request, reply) => {
       const access = request.routeOptions.config.console ?? 'admin';
       if (changes.has(request.method) && !sameOrigin(request)) {
-        return refuse(request, reply, new ApiError('forbidden', 'The request did not come from the console.'));
+        return refuse(request, reply, consoleRefusals.crossSite);
       }
       if (access === 'public') return;
       const token = cookieToken(request);
       const operator = token ? await operators.resolve(token) : null;
       if (!operator || !token) {
         if (!isApi(request) && request.method === 'GET') return consoleHeaders(reply).redirect('/console/sign-in', 303);
-        return refuse(request, reply, new ApiError('unauthorized', 'Sign in to the console first.'));
+        return refuse(request, reply, consoleRefusals.signedOut);
       }
       setSession(request, { operator, token, csrf: operators.csrfToken(token) });
     });
 
-    // After the body is read: a form carries its CSRF token as a field.
-    scope.addHook('preHandler', async (request, reply) => {
+    // After the body is read (a form carries its CSRF token as a field), before the route's schema:
+    // who may change anything is answered before what the change says.
+    scope.addHook('preValidation', async (request, reply) => {
       const current = sessionOf(request);
       if (!current || !changes.has(request.method)) return;
       if (!safeEqual(csrfOf(request), current.csrf)) {
-        return refuse(request, reply, new ApiError('forbidden', 'The CSRF token is missing or wrong: reload the page.'));
+        return refuse(request, reply, consoleRefusals.csrf);
       }
       if ((request.routeOptions.config.console ?? 'admin') === 'admin' && current.operator.role !== 'admin') {
-        return refuse(request, reply, new ApiError('forbidden', 'A viewer cannot change anything.'));
+        return refuse(request, reply, consoleRefusals.viewer);
       }
     });
 
@@ -130,6 +133,9 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
     registerConsoleOverview(scope, options);
 
     const open = { config: { console: 'public' as const } };
+    const signInForm = declared({ body: formBody(['name', 'password', 'code']) });
+    const nameForm = declared({ body: formBody(['name']) });
+    const emptyForm = declared({ body: formBody([]) });
 
     const signIn = async (request: FastifyRequest, reply: FastifyReply) => {
       const name = field(request.body, 'name');
@@ -173,18 +179,18 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
       if (await operators.resolve(cookieToken(request))) return consoleHeaders(reply).redirect('/console/apps', 303);
       return signInPage(reply, 200);
     });
-    scope.post('/console/sign-in', open, signIn);
-    scope.post('/console/sign-out', operatorOnly, signOut);
+    scope.post('/console/sign-in', { ...open, ...signInForm }, signIn);
+    scope.post('/console/sign-out', { ...operatorOnly, ...emptyForm }, signOut);
     scope.get('/console/apps', operatorOnly, async (request, reply) => appsPage(reply, session(request), await appList()));
-    scope.post('/console/apps', async (request, reply) => {
+    scope.post('/console/apps', nameForm, async (request, reply) => {
       const created = await createApp(request);
       if (created instanceof ApiError) return wantsHtml(request) ? messagePage(reply, created.status, 'Not created', created.message) : refuse(request, reply, created);
       return appsPage(reply, session(request), await appList(), created);
     });
     scope.get('/console/audit', operatorOnly, async (request, reply) => auditPage(reply, session(request), await operators.listAudit(200)));
 
-    scope.post('/console/api/sign-in', open, signIn);
-    scope.post('/console/api/sign-out', operatorOnly, signOut);
+    scope.post('/console/api/sign-in', { ...open, ...signInForm }, signIn);
+    scope.post('/console/api/sign-out', { ...operatorOnly, ...emptyForm }, signOut);
     scope.get('/console/api/session', operatorOnly, async (request, reply) => {
       const { operator, csrf } = session(request);
       return consoleHeaders(reply).send({ operator: operatorView(operator), csrfToken: csrf });
@@ -194,7 +200,7 @@ export async function registerConsoleRoutes(app: FastifyInstance, options: Conso
       const apps = await appList();
       return consoleHeaders(reply).send({ results: apps.map((a) => ({ appId: a.appId, name: a.name, createdAt: new Date(a.createdAt).toISOString() })) });
     });
-    scope.post('/console/api/apps', async (request, reply) => {
+    scope.post('/console/api/apps', nameForm, async (request, reply) => {
       const created = await createApp(request);
       if (created instanceof ApiError) return refuse(request, reply, created);
       return consoleHeaders(reply).status(201).send(created);

@@ -8,9 +8,10 @@ interface Parameter {
   schema: unknown;
 }
 interface Operation {
+  tags?: string[];
   parameters: Parameter[];
-  requestBody?: { content: { 'application/json': { schema: unknown } } };
-  responses: Record<string, { content?: { 'application/json': { examples: Record<string, { value: { code: number; error: string } }> } } }>;
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, { content?: { 'application/json'?: { examples: Record<string, { value: { code: number; error: string } }> } } }>;
 }
 
 const css = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}
@@ -37,12 +38,13 @@ function operationHtml(method: string, path: string, operation: Operation): stri
     );
     out.push(`<table><tr><th>Parameter</th><th>In</th><th></th><th>Type</th></tr>${rows.join('')}</table>`);
   }
-  if (operation.requestBody) {
-    out.push(`<p>Body (JSON Schema):</p><pre>${h(JSON.stringify(operation.requestBody.content['application/json'].schema, null, 1))}</pre>`);
+  if (operation.tags?.includes('console')) out.push('<p>Console route (see "console" above).</p>');
+  for (const [media, { schema }] of Object.entries(operation.requestBody?.content ?? {})) {
+    out.push(`<p>Body, <code>${h(media)}</code> (JSON Schema):</p><pre>${h(JSON.stringify(schema, null, 1))}</pre>`);
   }
   const errors: string[] = [];
   for (const [status, response] of Object.entries(operation.responses)) {
-    for (const { value } of Object.values(response.content?.['application/json'].examples ?? {})) {
+    for (const { value } of Object.values(response.content?.['application/json']?.examples ?? {})) {
       errors.push(`<li>${h(status)} <code>{"code": ${value.code}, "error": ${h(JSON.stringify(value.error))}}</code></li>`);
     }
   }
@@ -60,6 +62,7 @@ export function referencePage(document: Json): string {
 <body>
 <h1>${h(info.title)} API ${h(info.version)}</h1>
 <p>${h(info.description)} Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>
+${((document.tags ?? []) as Array<{ name: string; description: string }>).map((tag) => `<p><b>${h(tag.name)}</b>: ${h(tag.description)}</p>`).join('\n')}
 <ul class="index">${index.join('')}</ul>
 ${operations.map(({ path, method, operation }) => operationHtml(method, path, operation)).join('\n')}
 </body>

@@ -5,7 +5,8 @@ import { ApiError } from '../../lib/errors.ts';
 import { requireMaster } from '../context.ts';
 import { declared } from '../schema.ts';
 
-const settingsBody = { type: 'object', 'x-error': { kind: 'invalidJson', message: 'Settings must be a JSON object.' } };
+/** A settings patch (PUT /1.1/settings, the console's settings API): each value is the settings code's to check. */
+export const settingsBody = { type: 'object', 'x-error': { kind: 'invalidJson', message: 'Settings must be a JSON object.' } };
 
 export function registerSettingsRoutes(app: FastifyInstance, options: { registry: AppRegistry }): void {
   app.get('/1.1/settings', async (request) => {
