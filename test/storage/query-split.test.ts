@@ -2,7 +2,9 @@
 // an $in of scalars too) is read as two ordered branches (the field is the value; an array holds it) whose
 // union gives the page. The same pages as the one-statement form, for equalities with other conditions, every kind
 // of order, limits and skips, over fields holding scalars, arrays, objects, nulls or nothing, and rows
-// some readers may not read. Run on the database the run selects.
+// some readers may not read. On PostgreSQL a lone equality's page in insertion order also names its application,
+// class and public readers as literals (dialect.pinnedScope), so these comparisons cover that text too. Run on
+// the database the run selects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type Kysely } from 'kysely';

@@ -7,6 +7,7 @@ import { comparisonOperators } from '../sql/where.ts';
 import { encodeImportBatch } from './import-batch.ts';
 import { postgresRegex } from './regex.ts';
 import { preparedShape } from './prepared.ts';
+import { quoteLiteral } from '../sql/literal.ts';
 
 /**
  * The field with its path as a quoted SQL literal, not a bound parameter: the planner matches an index
@@ -270,6 +271,11 @@ export const postgresDialect: SqlDialect = {
   boundClass: (className: string) => sql`${className}`,
   afterAnalyze: [],
   reusedShape: preparedShape,
+  pinnedScope: (appId, className, readers) => ({
+    appId: sql.raw(quoteLiteral(appId)),
+    className: sql.raw(quoteLiteral(className)),
+    readable: readers !== null && readers.length === 1 && readers[0] === '*' ? sql`o.readers && '{*}'::text[]` : null,
+  }),
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };

@@ -159,4 +159,19 @@ export interface SqlDialect {
    * text (src/storage/sqlite/open.ts), so there it is the statement itself.
    */
   reusedShape(statement: Sql): Sql;
+  /**
+   * The application, class and (for the public readers alone, `['*']`) the readers' test written into the text of
+   * a page read in one plan for every value (an equality split in insertion order, findStatement), where the
+   * database can then plan a shape once and reuse it; null keeps them bound. PostgreSQL: a generic plan can use
+   * a declared index only when the text names its class (the index is partial), and estimates `readers && $n`
+   * at 1%, which made it sort all of a value's rows.
+   */
+  pinnedScope(appId: string, className: string, readers: readonly string[] | null): PinnedScope | null;
+}
+
+export interface PinnedScope {
+  appId: Sql;
+  className: Sql;
+  /** The readers' test, or null to keep the bound one (readableSql). */
+  readable: Sql | null;
 }

@@ -201,7 +201,7 @@ const isScalar = (value: Json): value is string | number | boolean => value !== 
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar, or `$in` of
  * scalars, on a JSON field, as the dialect's two sides, each with the rest of the where.
  */
-function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
+function equalitySplit(scope: WhereScope, where: Where): (EqualitySides & { alone: boolean }) | null {
   const { dialect, className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
   const node = conjuncts.find(
@@ -213,7 +213,7 @@ function equalitySplit(scope: WhereScope, where: Where): EqualitySides | null {
   const sides = dialect.jsonEqualsBranches(node.path, values, scope);
   if (sides === null) return null;
   const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
-  return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}` };
+  return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}`, alone: conjuncts.length === 1 };
 }
 
 /**
@@ -257,10 +257,13 @@ export function findStatement(
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
-  const readable = readableSql(dialect, appId, scope.readers);
-  const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
-    WHERE o.app_id = ${appId} AND o.class_name = ${dialect.boundClass(className)} AND ${condition} AND ${readable}`;
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
+  // A split equality alone, in insertion order, reads the declared index (value, created_at, id) in order for
+  // any value: one plan serves them all, so its scope may be written into the text (dialect.pinnedScope).
+  const pinned = split !== null && split.alone && query.order.length === 0 ? dialect.pinnedScope(appId, className, scope.readers) : null;
+  const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
+  const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
+    WHERE o.app_id = ${pinned?.appId ?? appId} AND o.class_name = ${pinned?.className ?? dialect.boundClass(className)} AND ${condition} AND ${readable}`;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.

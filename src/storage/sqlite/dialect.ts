@@ -292,6 +292,8 @@ export const sqliteDialect: SqlDialect = {
   // (which ties the plan to the value, so SQLite re-planned a page's statement at every run: with afterAnalyze,
   // 140 -> 36 µs a page of 20 among 100,000). The column keeps its index; text compares with text as before.
   boundClass: (className: string) => sql`+${className}`,
+  // SQLite keeps a statement per text already, and literal values tie its plan to them.
+  pinnedScope: () => null,
   // ANALYZE's value samples (sqlite_stat4) tie every plan with a bound app or class to their values, so each
   // run re-plans; sqlite_stat1's counts stay, and ANALYZE sqlite_schema reloads them.
   afterAnalyze: [sql`DELETE FROM sqlite_stat4`, sql`ANALYZE sqlite_schema`],
