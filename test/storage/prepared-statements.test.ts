@@ -4,12 +4,17 @@
 // account store's conformance suite hold the answers themselves. SQLite keeps its own statement cache.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
 import { openPostgresStore } from '../../src/storage/postgres/open.ts';
 import { freshApp } from './stores.ts';
 import { ShapeNames } from '../../src/storage/postgres/prepared.ts';
 import type { FindQuery } from '../../src/objects/types.ts';
+import type { SqlDialect } from '../../src/storage/sql/dialect.ts';
+import { postgresDialect } from '../../src/storage/postgres/dialect.ts';
+import { findStatement } from '../../src/storage/sql/where.ts';
+import { objectSelect } from '../../src/storage/sql/object-row.ts';
+import { parseOrder, parseWhere } from '../../src/objects/query.ts';
 
 test('get-by-id and session lookups run as named statements on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
   const database = await freshPostgresDatabase();
@@ -84,6 +89,71 @@ test('query pages, counts and include reads answer alike before and after their 
     // Each query's page and count, and the include level's read, for each of the three reader sets; the
     // counts of the two equalities are one shape (containment binds the whole document, path included).
     assert.equal(rows.length, (queries.length * 2 - 1 + 1) * 3);
+  } finally {
+    await store.close();
+    await database.drop();
+  }
+});
+
+// dialect.pinnedScope (src/storage/sql/where.ts, findStatement): a lone equality in insertion order names its
+// application, class and public readers as literals, so PostgreSQL
+// plans the shape once (a generic plan can use the declared partial index): the where page's database CPU went
+// from ~550 to ~130 µs (bench/RESULTS.md, Objects). The pages must be those of the bound statement.
+test('a page with its scope written into its text answers as the bound statement, and is planned once per shape on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const database = await freshPostgresDatabase();
+  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
+  try {
+    const db = (store as unknown as { db: Kysely<any> }).db;
+    const appId = await freshApp(store);
+    const other = await freshApp(store);
+    // A class as the benchmark's (a field of scalars, 100 values), alone in the database: the public where page is
+    // one named shape, planned once (a generic plan) after its first runs. (The expression's statistics are of the
+    // whole table: where other classes hold arrays in a field of that name, the generic plan may cost more than the
+    // custom ones and PostgreSQL keeps planning per run, as before.)
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+      SELECT ${appId}, 'Plain', lpad(to_hex(i), 24, '0'), i, i, jsonb_build_object('group', i % 100), '{*}' FROM generate_series(1, 20000) AS i`.execute(db);
+    assert.ok(await store.classIndexes.create(appId, 'Plain', { name: 'byGroup', keys: [{ path: ['group'], descending: false }], unique: false }));
+    await store.classIndexes.idle();
+    for (let run = 0; run < 12; run++) {
+      const page = await store.findObjects(appId, 'Plain', { where: parseWhere({ group: run }), order: [], limit: 20, skip: 0, readers: ['*'] });
+      assert.equal(page.length, 20);
+    }
+    const { rows } = await sql<{ statement: string; generic_plans: string }>`SELECT statement, generic_plans::text FROM pg_prepared_statements
+      WHERE name LIKE 'roost_shape_%' AND statement LIKE '%o.class_name = ''Plain''%'`.execute(db);
+    assert.equal(rows.length, 1, JSON.stringify(rows));
+    assert.ok(Number(rows[0].generic_plans) > 0, JSON.stringify(rows));
+    for (const [app, className] of [[appId, 'Note'], [appId, 'Other'], [other, 'Note']] as const) {
+      await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+        SELECT ${app}, ${className}, lpad(to_hex(i), 24, '0'), i % 97, i,
+          jsonb_build_object('group', CASE WHEN i % 11 = 0 THEN jsonb_build_array(i % 7, 'x') ELSE to_jsonb(i % 7) END, 'score', (i * 37) % 1000),
+          CASE WHEN i % 5 = 0 THEN '{u1}'::text[] ELSE '{*}'::text[] END
+        FROM generate_series(1, 2000) AS i`.execute(db);
+    }
+    for (const [name, field] of [['byGroup', 'group'], ['byScore', 'score']]) {
+      assert.ok(await store.classIndexes.create(appId, 'Note', { name, keys: [{ path: [field], descending: false }], unique: false }));
+      await store.classIndexes.idle();
+    }
+    const bound: SqlDialect = { ...postgresDialect, pinnedScope: () => null };
+    const queries = [
+      { where: parseWhere({ group: 3 }), order: [], limit: 20, skip: 0 },
+      { where: parseWhere({ group: { $in: [1, 4] } }), order: [], limit: 20, skip: 5 },
+      { where: parseWhere({ score: { $gte: 500 } }), order: parseOrder('score'), limit: 20, skip: 0 },
+      { where: parseWhere({ score: { $gt: 10, $lte: 400 } }), order: parseOrder('-score,createdAt'), limit: 30, skip: 3 },
+    ];
+    for (const readers of [['*'], ['*', 'u1'], null]) {
+      for (const query of queries) {
+        // A shape is named at its third run (ShapeNames); PostgreSQL weighs a generic plan from its sixth named run on.
+        for (let run = 0; run < 12; run++) {
+          const value = run % 7;
+          const q = { ...query, where: JSON.parse(JSON.stringify(query.where).replace(/"value":(\d+)/g, (_, n) => `"value":${Number(n) + value}`)) };
+          const ids = async (dialect: SqlDialect) =>
+            (await sql<{ id: string }>`${findStatement({ dialect, appId, className: 'Note', readers }, objectSelect, q)}`.execute(db)).rows.map((row) => row.id);
+          const expected = await ids(bound);
+          assert.deepEqual(await ids(postgresDialect), expected, `${JSON.stringify(q)} readers ${JSON.stringify(readers)}`);
+          assert.deepEqual((await store.findObjects(appId, 'Note', { ...q, readers })).map((o) => o.objectId), expected);
+        }
+      }
+    }
   } finally {
     await store.close();
     await database.drop();

@@ -258,8 +258,10 @@ export function findStatement(
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
-  // A split equality alone, in insertion order, reads the declared index (value, created_at, id) in order for
-  // any value: one plan serves them all, so its scope may be written into the text (dialect.pinnedScope).
+  // A split equality alone, in insertion order, reads the declared index (value, created_at, id) in order for any
+  // value: one plan serves them all, so its scope may be written into the text (dialect.pinnedScope). (A range
+  // ordered by its field would too, but PostgreSQL prices the generic plan of `x >= $1` above the custom ones and
+  // keeps planning it per run.)
   const pinned = split !== null && split.alone && query.order.length === 0 ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
