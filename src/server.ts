@@ -65,6 +65,8 @@ import { version } from './lib/version.ts';
 import { OperatorService } from './console/operators.ts';
 import { Drain } from './http/drain.ts';
 import { registerConsoleRoutes } from './http/routes/console.ts';
+import { registerLeaderboardRoutes } from './http/routes/leaderboards.ts';
+import { Leaderboards } from './leaderboards/service.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -344,6 +346,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     });
     registerScanRoutes(api, { secret: config.secret, access, objects });
     registerCloudQueryRoutes(api, { clock, access, objects });
+    registerLeaderboardRoutes(api, { leaderboards: new Leaderboards({ store: store.leaderboards, clock }), access, objects });
     registerBatchSaveRoute(api);
   });
 

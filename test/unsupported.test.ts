@@ -39,7 +39,6 @@ describe('routes', () => {
       ['POST', '/1.1/qiniu', 'Not supported yet: files (POST /1.1/qiniu).'],
       ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
       ['POST', '/1.1/users/self/friendship/abc', 'Not supported yet: followers (POST /1.1/users/…).'],
-      ['GET', '/1.1/leaderboard/leaderboards/score', 'Not supported yet: leaderboards (GET /1.1/leaderboard/…).'],
       ['GET', '/1.1/requestCaptcha', 'Not supported yet: captcha (GET /1.1/requestCaptcha).'],
       ['GET', '/1.1/search/select?q=x', 'Not supported yet: app search (GET /1.1/search/…).'],
     ];

@@ -11,7 +11,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/qiniu(\/|$)/, 'files'],
   [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
   [/^\/1\.1\/users\/[^/]+\/(friendship|followers|followees|followersAndFollowees)(\/|$)/, 'followers'],
-  [/^\/1\.1\/leaderboard(\/|$)/, 'leaderboards'],
   [/^\/1\.1\/(requestCaptcha|verifyCaptcha)(\/|$)/, 'captcha'],
   [/^\/1\.1\/rtm(\/|$)/, 'instant messaging'],
   [/^\/1\.1\/search(\/|$)/, 'app search'],

@@ -89,6 +89,12 @@ export const catalogue = {
   smsSendFailed: { code: 602, status: 503, message: 'The SMS message could not be sent.' },
   invalidSmsCode: { code: 603, status: 400, message: 'Invalid SMS code.' },
   unknownKey: { code: 700, status: 400, message: 'Nonexistent query or order key.' },
+  leaderboardMasterKey: { code: 1, status: 400, message: 'The request must be signed by master key.' },
+  invalidLeaderboard: { code: 1, status: 400, message: 'Invalid leaderboard parameters.' },
+  statisticNotFound: { code: 2100, status: 400, message: 'statisticName not found.' },
+  leaderboardExists: { code: 2101, status: 400, message: 'A leaderboard of that statisticName already exists.' },
+  leaderboardMemberType: { code: 2102, status: 400, message: 'The leaderboard ranks members of another type.' },
+  statisticsOwnerOnly: { code: 403, status: 403, message: "A user's statistics are changed with that user's session or the master key." },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;
 
 export type ErrorKind = keyof typeof catalogue;

@@ -14,6 +14,7 @@ import type { RoleStore } from './role-store.ts';
 import type { SchemaStore } from './schema-store.ts';
 import type { OperatorStore } from './operator-store.ts';
 import type { StatsStore } from './stats-store.ts';
+import type { LeaderboardStore } from './leaderboard-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -55,6 +56,8 @@ export interface Store {
   readonly operators: OperatorStore;
   /** Per-minute and per-hour counts of the console's overview charts (src/storage/stats-store.ts). */
   readonly stats: StatsStore;
+  /** Leaderboards, their archived versions and their members' values (src/storage/leaderboard-store.ts). */
+  readonly leaderboards: LeaderboardStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -31,6 +31,7 @@ import { SqlIdentityStore, authDataChanged, deleteIdentities, syncIdentities } f
 import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
 import { SqlStatsStore } from './stats-store.ts';
+import { SqlLeaderboardStore } from './leaderboard-store.ts';
 import { SqlClassIndexStore } from './class-index-store.ts';
 import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
 import type { RelationChange } from '../relation-store.ts';
@@ -62,6 +63,7 @@ export class SqlStore implements Store {
   private readonly apps: SqlAppStore;
   readonly operators: SqlOperatorStore;
   readonly stats: SqlStatsStore;
+  readonly leaderboards: SqlLeaderboardStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -84,6 +86,7 @@ export class SqlStore implements Store {
     this.schemas = new SqlSchemaStore(options);
     this.operators = new SqlOperatorStore(options);
     this.stats = new SqlStatsStore(options);
+    this.leaderboards = new SqlLeaderboardStore(options);
   }
 
   async migrate(): Promise<void> {

@@ -16,6 +16,7 @@ import { operatorTotp } from './0013_operator_totp.ts';
 import { relationFieldsInClassFields } from './0014_relation_fields_in_class_fields.ts';
 import { statBuckets } from './0015_stat_buckets.ts';
 import { operatorRecoveryCodes } from './0016_operator_recovery_codes.ts';
+import { leaderboards } from './0017_leaderboards.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -45,6 +46,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0014_relation_fields_in_class_fields', relationFieldsInClassFields],
   ['0015_stat_buckets', statBuckets],
   ['0016_operator_recovery_codes', operatorRecoveryCodes],
+  ['0017_leaderboards', leaderboards],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
