@@ -66,6 +66,11 @@ describe('leaderboards', () => {
     assert.deepEqual([badOrder.status, badOrder.body], [400, { code: 1, error: 'order must be one of ascending, descending.' }]);
     const badName = await server.master.post('/1.1/leaderboard/leaderboards', { statisticName: 'a,b' });
     assert.deepEqual([badName.status, badName.body.code], [400, 1]);
+    // A name or id with NUL is refused before the database sees it (PostgreSQL's text cannot hold one).
+    const nul = await server.client.get('/1.1/leaderboard/leaderboards/a%00b/ranks');
+    assert.deepEqual([nul.status, nul.body], [400, { code: 2100, error: "statisticName 'a\u0000b' not found." }]);
+    const nulMember = await server.master.get(`/1.1/leaderboard/objects/a%00b/statistics`);
+    assert.deepEqual([nulMember.status, nulMember.body], [400, { code: 1, error: 'A member id is a string of 1 to 256 characters.' }]);
     const missing = await server.client.get('/1.1/leaderboard/leaderboards/nothing_here');
     assert.deepEqual([missing.status, missing.body], [400, { code: 2100, error: "statisticName 'nothing_here' not found." }]);
   });

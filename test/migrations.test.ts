@@ -21,14 +21,15 @@ test('the loader lists every migration file of the folder, in name order', () =>
 });
 
 const tables = [
-  'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock', 'login_attempts', 'mail_tokens', 'meta', 'objects',
+  'apps', 'auth_identities', 'class_fields', 'class_indexes', 'kysely_migration', 'kysely_migration_lock',
+  'leaderboard_archives', 'leaderboard_statistics', 'leaderboards', 'login_attempts', 'mail_tokens', 'meta', 'objects',
   'operator_audit', 'operator_recovery_codes', 'operator_sessions', 'operators',
   'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relations',
   'sms_codes', 'sms_numbers', 'sms_sends', 'stat_buckets', 'vendor_pauses',
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
 const indexes = [
-  'auth_identities_user_idx', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_idx', 'objects_installation_id_key',
+  'auth_identities_user_idx', 'leaderboard_member', 'leaderboard_ranking', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_idx', 'objects_installation_id_key',
   'objects_mobile_phone_key', 'objects_role_name_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
   'operator_audit_at_idx', 'operator_sessions_operator_idx',
   'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending', 'relations_target_idx',

@@ -17,11 +17,21 @@ const intervals: readonly VersionInterval[] = ['day', 'week', 'month', 'never'];
 /** Archives kept per board, as the hosted service kept 60 archive files; older versions' values go with them. */
 export const keptArchives = 60;
 
-/** Names go into paths and comma-separated lists: no comma, slash or white space. */
-const statisticNamePattern = /^[^,/\s]{1,128}$/u;
+/** Names go into paths and comma-separated lists: no comma, slash, white space or control character (NUL above all). */
+const statisticNamePattern = /^[^,/\s\p{Cc}]{1,128}$/u;
 
 export function kindOfMemberType(memberType: string): MemberKind {
   return memberType === '_User' ? 'user' : memberType === '_Entity' ? 'entity' : 'object';
+}
+
+/**
+ * A member id: users' and objects' ids, or an entity's own id. No NUL (PostgreSQL's text refuses it),
+ * at most 256 characters.
+ */
+export function checkMemberId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '' || id.length > 256 || id.includes('\0')) {
+    fail('invalidLeaderboard', 'A member id is a string of 1 to 256 characters.');
+  }
 }
 
 function notFound(statisticName: string): ApiError {
@@ -70,7 +80,7 @@ export class Leaderboards {
   async create(appId: string, input: NewLeaderboard): Promise<Leaderboard> {
     const { statisticName } = input;
     if (typeof statisticName !== 'string' || !statisticNamePattern.test(statisticName)) {
-      fail('invalidLeaderboard', 'statisticName must be a string of 1 to 128 characters without commas, slashes or spaces.');
+      fail('invalidLeaderboard', 'statisticName must be a string of 1 to 128 characters without commas, slashes, spaces or control characters.');
     }
     const memberType = input.memberType ?? '_User';
     if (typeof memberType !== 'string') fail('invalidLeaderboard', 'memberType must be _User, _Entity or a class name.');
@@ -99,13 +109,15 @@ export class Leaderboards {
 
   /** The board as it stands now: its next version started if its scheduled end has passed. */
   async get(appId: string, statisticName: string): Promise<Leaderboard> {
-    const board = await this.store.get(appId, statisticName);
+    // A name no board can have is not looked up (nor handed to the database).
+    const board = statisticNamePattern.test(statisticName) ? await this.store.get(appId, statisticName) : null;
     if (!board) throw notFound(statisticName);
     return this.rollOver(board);
   }
 
   /** The boards of those names as they stand now; 2100 naming the first that does not exist. */
   async getMany(appId: string, statisticNames: readonly string[]): Promise<Map<string, Leaderboard>> {
+    for (const name of statisticNames) if (!statisticNamePattern.test(name)) throw notFound(name);
     const found = new Map((await this.store.getMany(appId, statisticNames)).map((board) => [board.statisticName, board]));
     for (const name of statisticNames) if (!found.has(name)) throw notFound(name);
     for (const [name, board] of found) found.set(name, await this.rollOver(board));
@@ -160,7 +172,7 @@ export class Leaderboards {
   }
 
   async remove(appId: string, statisticName: string): Promise<void> {
-    if (!(await this.store.remove(appId, statisticName))) throw notFound(statisticName);
+    if (!statisticNamePattern.test(statisticName) || !(await this.store.remove(appId, statisticName))) throw notFound(statisticName);
   }
 
   async archives(appId: string, statisticName: string, skip: number, limit: number): Promise<LeaderboardArchive[]> {
@@ -220,9 +232,8 @@ export class Leaderboards {
 
   /** The values of several members (at most 200) on one board's current version, in the order asked. */
   async statisticsOfMembers(appId: string, kind: MemberKind, statisticName: string, members: unknown): Promise<Statistic[]> {
-    if (!Array.isArray(members) || members.length > 200 || members.some((member) => typeof member !== 'string')) {
-      fail('invalidLeaderboard', 'The body must be an array of at most 200 ids.');
-    }
+    if (!Array.isArray(members) || members.length > 200) fail('invalidLeaderboard', 'The body must be an array of at most 200 ids.');
+    members.forEach(checkMemberId);
     const board = (await this.boardsFor(appId, kind, [statisticName])).get(statisticName)!;
     const found = new Map((await this.store.statisticsOfMembers(appId, statisticName, board.version, members)).map((s) => [s.member, s]));
     return members.flatMap((member: string) => found.get(member) ?? []);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError, fail } from '../../lib/errors.ts';
-import { kindOfMemberType, type Leaderboards, type MemberKind } from '../../leaderboards/service.ts';
+import { checkMemberId, kindOfMemberType, type Leaderboards, type MemberKind } from '../../leaderboards/service.ts';
 import type { Leaderboard, Statistic } from '../../storage/leaderboard-store.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import type { ObjectService } from '../../objects/service.ts';
@@ -54,6 +54,7 @@ function integer(query: Query, names: readonly string[], fallback: number, max: 
 
 /** The member a path names: `self` is the session's user. */
 function memberOf(ctx: RequestContext, kind: MemberKind, id: string): string {
+  checkMemberId(id);
   if (kind !== 'user' || id !== 'self') return id;
   if (!ctx.userId) fail('statisticsOwnerOnly');
   return ctx.userId;
