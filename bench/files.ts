@@ -7,19 +7,28 @@
 //   npm run bench:files -- --record       # also rewrites the "files" section of bench/RESULTS.md
 //
 // Knobs (environment): BENCH_FILE_MIB size of the timed file (100), BENCH_BIG_MIB size of the memory run (500),
-// BENCH_ROUNDS (3). The folder is the system's temporary folder (TMPDIR): the copy, the upload and the download all
-// read and write there.
+// BENCH_ROUNDS (15), BENCH_PROFILE=1 (the server writes a CPU profile into bench/profiles/, see profile-top.js).
+//
+// How it is measured: a 100 MiB copy takes 0.2–0.4 s, so one round is mostly noise. Each round times the three paths
+// back to back, in an order that rotates from round to round (copy/upload/download, upload/download/copy, …), and
+// the figure is the median of the per-round ratios (copy seconds / path seconds), with their spread; an untimed
+// round first warms the JIT and the page cache. Like for like: everything reads and writes in one folder of the
+// system's temporary folder (TMPDIR), the server's FILES_DIR included; the copy is fs.createReadStream →
+// fs.createWriteStream with the defaults; the upload client reads the source with the same default read stream, and
+// the download client writes what it receives with the same default write stream as the copy. Each round downloads
+// the file the round before uploaded, then deletes it (DELETE /1.1/files/<id>), so the disk holds the same bytes
+// from round to round.
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
-import { buildRoost, cleanup, createRoostApp, envNumber, fixed, log, machine, median, recordSection, roostEnv, startRoost, table, type AppKeys } from './lib.ts';
+import { buildRoost, cleanup, cpuTime, createRoostApp, envNumber, fixed, log, machine, median, profileArgs, recordSection, roostEnv, startRoost, table, type AppKeys } from './lib.ts';
 
 const fileMib = envNumber('BENCH_FILE_MIB', 100);
 const bigMib = envNumber('BENCH_BIG_MIB', 500);
-const rounds = envNumber('BENCH_ROUNDS', 3);
+const rounds = envNumber('BENCH_ROUNDS', 15);
 const record = process.argv.includes('--record');
 const MiB = 1024 * 1024;
 
@@ -41,8 +50,13 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
-/** Streams a file as the body of POST /1.1/files/<name>; answers the record's URL. */
-function upload(url: string, keys: AppKeys, path: string, size: number): Promise<string> {
+interface Uploaded {
+  url: string;
+  objectId: string;
+}
+
+/** Streams a file as the body of POST /1.1/files/<name>; answers the record's URL and id. */
+function upload(url: string, keys: AppKeys, path: string, size: number): Promise<Uploaded> {
   return new Promise((resolve, reject) => {
     const target = new URL(`${url}/1.1/files/bench.bin`);
     const req = request(
@@ -50,7 +64,7 @@ function upload(url: string, keys: AppKeys, path: string, size: number): Promise
       (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => (res.statusCode === 201 ? resolve(JSON.parse(text).url as string) : reject(new Error(`${res.statusCode} ${text}`))));
+        res.on('end', () => (res.statusCode === 201 ? resolve(JSON.parse(text) as Uploaded) : reject(new Error(`${res.statusCode} ${text}`))));
       },
     );
     req.on('error', reject);
@@ -76,6 +90,22 @@ function rss(pid: number): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
+/** Deletes an uploaded file (record and bytes). */
+async function remove(url: string, keys: AppKeys, objectId: string): Promise<void> {
+  const response = await fetch(`${url}/1.1/files/${objectId}`, { method: 'DELETE', headers: { 'X-LC-Id': keys.appId, 'X-LC-Key': keys.masterKey + ',master' } });
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`DELETE file ${objectId}: ${response.status}`);
+}
+
+/** The value below which `share` of the sorted values lie (nearest rank). */
+function quantile(values: number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
+}
+
+type PathName = 'copy' | 'upload' | 'download';
+const paths: PathName[] = ['copy', 'upload', 'download'];
+
 async function main(): Promise<void> {
   const stack: Array<() => unknown> = [];
   const stopAll = cleanup(stack);
@@ -87,27 +117,63 @@ async function main(): Promise<void> {
     const store = { sqlitePath: join(dir, 'roost.sqlite') };
     process.env.FILES_DIR = join(dir, 'files');
     const keys = createRoostApp(roostEnv(store));
-    const server = await startRoost('roost', store);
+    const server = await startRoost('roost', store, profileArgs());
     stack.push(() => server.stop());
 
     const source = join(dir, 'source.bin');
     log(`writing a ${fileMib} MiB file`);
     await makeFile(source, fileMib);
     const size = fileMib * MiB;
-    const copy: number[] = [];
-    const up: number[] = [];
-    const down: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      copy.push(await timed(() => pipeline(createReadStream(source), createWriteStream(join(dir, 'copy.bin')))));
-      let url = '';
-      up.push(await timed(async () => (url = await upload(server.url, keys, source, size))));
-      down.push(await timed(() => download(url, join(dir, 'download.bin'))));
+    const seconds: Record<PathName, number[]> = { copy: [], upload: [], download: [] };
+    const serverCpu: Record<PathName, number[]> = { copy: [], upload: [], download: [] };
+    const clientCpu: Record<PathName, number[]> = { copy: [], upload: [], download: [] };
+    let previous = await upload(server.url, keys, source, size);
+    // Round 0 warms up and is not counted.
+    for (let round = 0; round <= rounds; round++) {
+      let uploaded: Uploaded | null = null;
+      const order = paths.map((_, i) => paths[(i + round) % paths.length]);
+      const took: Partial<Record<PathName, number>> = {};
+      for (const path of order) {
+        const work: Record<PathName, () => Promise<unknown>> = {
+          copy: () => pipeline(createReadStream(source), createWriteStream(join(dir, 'copy.bin'))),
+          upload: async () => (uploaded = await upload(server.url, keys, source, size)),
+          download: () => download(previous.url, join(dir, 'download.bin')),
+        };
+        const cpuBefore = cpuTime(server.pid);
+        const ownBefore = process.cpuUsage();
+        took[path] = await timed(work[path]);
+        if (round > 0) {
+          const own = process.cpuUsage(ownBefore);
+          seconds[path].push(took[path]);
+          serverCpu[path].push(cpuTime(server.pid) - cpuBefore);
+          clientCpu[path].push((own.user + own.system) / 1e6);
+        }
+      }
       rmSync(join(dir, 'copy.bin'));
       rmSync(join(dir, 'download.bin'));
-      log(`round ${round + 1}: copy ${fixed(copy[round], 2)} s, upload ${fixed(up[round], 2)} s, download ${fixed(down[round], 2)} s`);
+      await remove(server.url, keys, previous.objectId);
+      previous = uploaded!;
+      const ratio = (path: PathName) => `${fixed((100 * took.copy!) / took[path]!, 0)}%`;
+      log(
+        `round ${round}${round === 0 ? ' (warm-up)' : ''} [${order.join(', ')}]: copy ${fixed(took.copy!, 3)} s, ` +
+          `upload ${fixed(took.upload!, 3)} s (${ratio('upload')}), download ${fixed(took.download!, 3)} s (${ratio('download')})`,
+      );
     }
-    const rate = (seconds: number) => fileMib / seconds;
-    const copyRate = rate(median(copy));
+    await remove(server.url, keys, previous.objectId);
+    const ratios = (path: PathName) => seconds.copy.map((copy, i) => copy / seconds[path][i]);
+    const row = (path: PathName, label: string) => {
+      const r = ratios(path);
+      const pct = (value: number) => `${fixed(100 * value, 0)}%`;
+      return [
+        label,
+        fixed(fileMib / median(seconds[path]), 0),
+        pct(median(r)),
+        `${pct(quantile(r, 0.25))}–${pct(quantile(r, 0.75))}`,
+        `${pct(Math.min(...r))}–${pct(Math.max(...r))}`,
+        fixed(median(clientCpu[path]), 2),
+        path === 'copy' ? '–' : fixed(median(serverCpu[path]), 2),
+      ];
+    };
 
     log(`memory: a ${bigMib} MiB upload`);
     const big = join(dir, 'big.bin');
@@ -120,15 +186,13 @@ async function main(): Promise<void> {
     await upload(server.url, keys, big, bigMib * MiB);
     clearInterval(sampler);
 
-    const rows = [
-      ['fs stream copy', fixed(copyRate, 0), '100%'],
-      ['upload (POST /1.1/files/<name>)', fixed(rate(median(up)), 0), `${fixed((100 * rate(median(up))) / copyRate, 0)}%`],
-      ['download (GET its URL)', fixed(rate(median(down)), 0), `${fixed((100 * rate(median(down))) / copyRate, 0)}%`],
-    ];
     const text = [
-      `${fileMib} MiB file, median of ${rounds} rounds, SQLite, local-disk backend on the same disk; ${machine()}.`,
+      `${fileMib} MiB file, ${rounds} rounds after a warm-up, the three paths in rotating order within each round; SQLite, local-disk backend on the same disk; ${machine()}.`,
       '',
-      table(['path', 'MiB/s', 'of the copy'], rows),
+      table(
+        ['path', 'MiB/s (median)', 'of the copy: median of per-round ratios', 'middle half', 'min–max', 'bench CPU s', 'server CPU s'],
+        [row('copy', 'fs stream copy'), row('upload', 'upload (POST /1.1/files/<name>)'), row('download', 'download (GET its URL)')],
+      ),
       '',
       `Memory during a ${bigMib} MiB upload: idle ${fixed(idle / MiB, 0)} MiB, peak ${fixed(peak / MiB, 0)} MiB, ${fixed((peak - idle) / MiB, 0)} MiB above idle (target: under 64).`,
     ].join('\n');
