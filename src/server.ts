@@ -249,6 +249,8 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   // Beside the local backend's own .partial/ (no key starts with a dot); with S3, the same folder under the data folder.
   const uploadParts = new UploadParts(files, join(config.filesDir, '.parts'), config.fileTokenTtlMs, () => clock.now());
+  // Parts left by uploads that expired while the server was down, or by a deleted application, go at start.
+  await uploadParts.sweep().catch((error: unknown) => deps.logger.warn({ err: error }, 'expired upload parts could not be swept'));
 
   installErrorHandling(app);
   installSchemaValidation(app);

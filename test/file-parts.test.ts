@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { ManualClock, startServer, testDatabase, type TestServer } from './helpers/harness.ts';
 import { startS3, type TestS3 } from './helpers/s3.ts';
 import { filesFolder, filesUnder } from './helpers/files.ts';
@@ -228,4 +229,23 @@ test('an expired token is refused at every step, and its parts are swept by a la
     clock.advance(-(server.config.fileTokenTtlMs + 600_000));
   }
   assert.deepEqual((await recordOf(server, granted.objectId)).body, {}, 'no record');
+});
+
+// A deleted application's parts (its uploads can never complete) were swept only by a later upload's start.
+test('parts of uploads whose token expired are swept when the server starts; fresher ones stay', async () => {
+  const own = await filesFolder();
+  const stale = join(own, '.parts', 'staleObject.0123456789abcdef0123456789abcdef');
+  const fresh = join(own, '.parts', 'freshObject.0123456789abcdef0123456789abcdef');
+  for (const part of [stale, fresh]) {
+    await mkdir(part, { recursive: true });
+    await writeFile(join(part, `1.${md5('first')}`), 'first');
+  }
+  const expired = new Date(Date.now() - 3_600_000 - 600_000);
+  await utimes(stale, expired, expired);
+  const started = await startServer({ env: { FILES_DIR: own, FILE_TOKEN_TTL_MS: '3600000' } });
+  try {
+    assert.deepEqual(await filesUnder(join(own, '.parts')), [`freshObject.0123456789abcdef0123456789abcdef/1.${md5('first')}`]);
+  } finally {
+    await started.close();
+  }
 });

@@ -29,7 +29,8 @@ function noSuchUpload(): never {
  * streamed to files under a folder of their own (`<dir>/<objectId>.<uploadId>/`), and on completion streamed, in
  * order, through FileService.receiveUpload into the backend, which writes the record as for a single PUT. The
  * token of POST /1.1/fileTokens is the permission for every step, for its one key, until it expires; parts of an
- * upload never completed are removed on abort, on completion and, once the token has expired, by the next start.
+ * upload never completed are removed on abort, on completion and, once the token has expired, by the next start
+ * of an upload and when the server starts (a deleted application's parts, which no upload of its own will sweep).
  */
 export class UploadParts {
   constructor(
@@ -159,7 +160,7 @@ export class UploadParts {
   }
 
   /** Removes the parts of uploads whose token has expired (their folder untouched for longer than a token lives). */
-  private async sweep(): Promise<void> {
+  async sweep(): Promise<void> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const before = this.now() - this.ttlMs;
     for (const name of names) {
