@@ -6,7 +6,8 @@
 //   npm run bench:include -- --record     # also rewrites the "include" section of bench/RESULTS.md
 //
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
-// BENCH_POSTS (10000), BENCH_STORES=sqlite or postgres runs one store only, BENCH_PG_URL (admin URL).
+// BENCH_POSTS (10000), BENCH_STORES=sqlite or postgres runs one store only, BENCH_PG_URL (admin URL),
+// BENCH_KINDS=include (or get, query; comma-separated) runs only those scenarios, BENCH_PROFILE=1 (bench/lib.ts).
 // Seeded through /1.1/batch with the master key; an index on the posts' `group` is declared with POST /1.1/indexes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ import {
   machine,
   median,
   percent,
+  profileArgs,
   quiesce,
   recordSection,
   roostEnv,
@@ -120,9 +122,10 @@ function scenarios(targets: Target[]): Scenario[] {
     query: () => query(''),
     include: () => query('&include=author,category'),
   };
+  const only = process.env.BENCH_KINDS?.split(',');
   return targets.flatMap((target) => {
     const headers = { 'x-lc-id': target.keys.appId, 'x-lc-key': target.keys.appKey };
-    return kinds.map(([kind, label]) => ({
+    return kinds.filter(([kind]) => !only || only.includes(kind)).map(([kind, label]) => ({
       name: `${target.label} ${label}`,
       kind,
       target,
@@ -154,7 +157,7 @@ async function startTargets(dir: string, stack: Array<() => unknown>): Promise<T
     const store = database ? { databaseUrl: await createDatabase(database) } : { sqlitePath: join(dir, 'bench-include.sqlite') };
     if (database) stack.push(() => dropDatabase(database));
     const keys = createRoostApp(roostEnv(store));
-    const server = await startRoost(`roost ${label}`, store);
+    const server = await startRoost(`roost ${label}`, store, profileArgs());
     stack.push(() => server.stop());
     const started = performance.now();
     const postIds = await seed({ server, keys });
@@ -185,14 +188,14 @@ async function main(): Promise<void> {
     await stopAll();
 
     // Ratios within a round (each against get-by-id of the same store in that round), then the median.
-    const getOf = (target: Target) => samples.get(list.find((s) => s.target === target && s.kind === 'get')!)!;
+    const getOf = (target: Target) => samples.get(list.find((s) => s.target === target && s.kind === 'get')!) ?? [];
     const rows = list.map((scenario) => {
       const runs = samples.get(scenario)!;
       const gets = getOf(scenario.target);
       return {
         scenario,
         rps: median(runs.map((r) => r.rps)),
-        ratio: median(runs.map((r, i) => r.rps / gets[i].rps)),
+        ratio: median(runs.map((r, i) => r.rps / (gets[i]?.rps ?? NaN))),
         p50: median(runs.map((r) => r.p50)),
         p99: median(runs.map((r) => r.p99)),
         cpuPerRequest: median(runs.map((r) => (r.serverCpu / r.rps) * 1e6)),
@@ -204,7 +207,7 @@ async function main(): Promise<void> {
     const verdict = rows
       .filter((row) => row.scenario.kind === 'include')
       .map((row) => {
-        const plain = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'query')!;
+        const plain = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'query') ?? { rps: NaN };
         return `- ${row.scenario.name}: ${percent(row.ratio)} of get-by-id (target ≥ 25%): ${row.ratio >= 0.25 ? 'met' : 'MISSED'}; ${percent(row.rps / plain.rps)} of the same query without include`;
       })
       .join('\n');

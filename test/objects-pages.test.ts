@@ -32,6 +32,8 @@ test('a page sends exactly the bytes of the full path, whatever the fields hold'
     { b: 1, a: { 10: 'ten', 9: 'nine', z: {} }, _c: [{ 2: 'two', 1: 'one' }] },
     { text: 'é 中文 😀 "quoted" back\\slash\nnewline\ttab \u2028 \u001f </script>' },
     { owner: { __type: 'Pointer', className: '_User', objectId: 'u1' }, when: { __type: 'Date', iso: '2024-01-02T03:04:05.006Z' } },
+    // Server-owned keys below the top, and their text inside strings, are the fields' own (serverKeyAtTop).
+    { nested: { objectId: 'n', createdAt: [1], updatedAt: { updatedAt: 2 } }, tricky: 'x","objectId":"y', esc: 'a\\"b\\', brace: ['{', '"objectId":', '}'] },
   ];
   for (const body of bodies) assert.equal((await server.client.post('/1.1/classes/PageBytes', { ...body, group: 1 })).status, 201);
   // Server-owned keys among stored fields (written by an earlier Roost): the server's values win there.

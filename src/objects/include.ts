@@ -1,9 +1,9 @@
 import { fail } from '../lib/errors.ts';
 import { own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
-import type { Json, JsonObject, StoredObject } from './types.ts';
+import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import type { WireOptions } from './wire.ts';
+import { toWire, wireJson, withIdAndDates, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -100,34 +100,9 @@ export type ReadByIds = (className: string, ids: string[]) => Promise<StoredObje
 export async function readIncluded(roots: readonly StoredObject[], plan: IncludePlan, read: ReadByIds): Promise<Included> {
   const found = new Map<string, StoredObject>();
   const asked = new Set<string>();
-  let level: Array<{ data: JsonObject; plan: IncludePlan }> = roots.map((object) => ({ data: object.data, plan }));
+  let level: IncludeLevel = roots.map((object) => ({ data: object.data, plan }));
   while (level.length > 0) {
-    const wanted = new Map<string, string[]>();
-    const followed: Array<{ key: string; plan: IncludePlan }> = [];
-    const want = (ref: PointerRef) => {
-      const key = refKey(ref);
-      if (asked.has(key)) return key;
-      asked.add(key);
-      const ids = wanted.get(ref.className) ?? [];
-      wanted.set(ref.className, ids);
-      ids.push(ref.objectId);
-      return key;
-    };
-    for (const { data, plan: at } of level) {
-      for (const [field, child] of at.children) {
-        const value = own(data, field);
-        const ref = pointerOf(value);
-        if (ref) {
-          const key = want(ref);
-          if (child.children.size > 0) followed.push({ key, plan: child });
-        } else if (Array.isArray(value)) {
-          for (const element of value) {
-            const inArray = pointerOf(element);
-            if (inArray) want(inArray);
-          }
-        }
-      }
-    }
+    const { wanted, followed } = pointersOf(level, asked);
     const reads = [...wanted].map(([className, ids]) => read(className, ids));
     for (const objects of await Promise.all(reads)) {
       for (const object of objects) found.set(refKey(object), object);
@@ -138,6 +113,108 @@ export async function readIncluded(roots: readonly StoredObject[], plan: Include
     });
   }
   return found;
+}
+
+/** Objects of one level of the include tree, each with the plan at its place. */
+type IncludeLevel = Array<{ data: JsonObject; plan: IncludePlan }>;
+
+/**
+ * The pointers a level's objects hold under their plans' fields (an array's elements too), by class, each
+ * once (`asked` holds those already read), and the targets whose own pointers are followed a level down.
+ */
+function pointersOf(level: IncludeLevel, asked: Set<string>): { wanted: Map<string, string[]>; followed: Array<{ key: string; plan: IncludePlan }> } {
+  const wanted = new Map<string, string[]>();
+  const followed: Array<{ key: string; plan: IncludePlan }> = [];
+  const want = (ref: PointerRef) => {
+    const key = refKey(ref);
+    if (asked.has(key)) return key;
+    asked.add(key);
+    const ids = wanted.get(ref.className) ?? [];
+    wanted.set(ref.className, ids);
+    ids.push(ref.objectId);
+    return key;
+  };
+  for (const { data, plan: at } of level) {
+    for (const [field, child] of at.children) {
+      const value = own(data, field);
+      const ref = pointerOf(value);
+      if (ref) {
+        const key = want(ref);
+        if (child.children.size > 0) followed.push({ key, plan: child });
+      } else if (Array.isArray(value)) {
+        for (const element of value) {
+          const inArray = pointerOf(element);
+          if (inArray) want(inArray);
+        }
+      }
+    }
+  }
+  return { wanted, followed };
+}
+
+/**
+ * Whether a read's include is answered as stored text (ObjectService.readIncludedJson, includedPageJson):
+ * one level of pointers, no `keys` and no ACL; deeper paths, `keys` and `returnACL` take renderIncluded.
+ */
+export function includesAsStored(plan: IncludePlan, returnAcl: boolean): boolean {
+  return plan.projection === null && !returnAcl && plan.children.size > 0 && [...plan.children.values()].every((child) => child.projection === null && child.children.size === 0);
+}
+
+/** Included objects as the JSON text renderIncluded gives them, by class and id (refKey). */
+export type IncludedJson = ReadonlyMap<string, string>;
+
+/** Reads the objects among `ids` of one class as their stored JSON text, in one statement. */
+export type ReadJsonByIds = (className: string, ids: string[]) => Promise<FoundJson[]>;
+
+/** Keys that renderIncluded overwrites in place when an object's own fields hold them: such text is parsed. */
+const includedKeyInJson = /"(?:__type|className)":/;
+
+/**
+ * readIncluded of a one-level plan (includesAsStored) with each included object as the JSON text of
+ * `{...toWire(object), __type: "Pointer", className}`, spliced from its stored text (wireJson) rather than
+ * parsed, copied and serialised; text holding `__type` or `className` (whose places the spread keeps) is parsed.
+ */
+export async function readIncludedJson(roots: readonly JsonObject[], plan: IncludePlan, read: ReadJsonByIds): Promise<IncludedJson> {
+  const { wanted } = pointersOf(roots.map((data) => ({ data, plan })), new Set());
+  const found = new Map<string, string>();
+  const reads = [...wanted].map(async ([className, ids]) => {
+    for (const one of await read(className, ids)) found.set(refKey({ className, objectId: one.objectId }), includedObjectJson(className, one));
+  });
+  await Promise.all(reads);
+  return found;
+}
+
+function includedObjectJson(className: string, one: FoundJson): string {
+  const ref = { className, objectId: one.objectId };
+  if (includedKeyInJson.test(one.dataJson)) {
+    const object: StoredObject = { ...ref, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(one.dataJson) as JsonObject };
+    return JSON.stringify({ ...toWire(object), __type: 'Pointer', className });
+  }
+  return `${wireJson(ref, one).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(className)}}`;
+}
+
+/**
+ * The JSON text of renderIncluded(root, plan, …) for a one-level plan, from the root's parsed fields and
+ * the included objects' text: each field serialised as JSON.stringify would, an included pointer (alone
+ * or in an array) replaced by its object's text. null when the root's own fields hold a server-owned key
+ * (toWire overwrites it in place): the caller answers through renderIncluded. test/include-pages.test.ts
+ * holds the bytes to renderIncluded's.
+ */
+export function includedRootJson(root: FoundJson, data: JsonObject, plan: IncludePlan, included: IncludedJson): string | null {
+  if (Object.hasOwn(data, 'objectId') || Object.hasOwn(data, 'createdAt') || Object.hasOwn(data, 'updatedAt')) return null;
+  const expand = (value: Json): string => {
+    const ref = pointerOf(value);
+    return (ref && included.get(refKey(ref))) ?? JSON.stringify(value);
+  };
+  const fields = Object.keys(data).map((key) => {
+    const value = data[key];
+    let json: string;
+    if (!plan.children.has(key)) json = JSON.stringify(value);
+    else if (Array.isArray(value)) json = `[${value.map(expand).join(',')}]`;
+    else json = expand(value);
+    return `${JSON.stringify(key)}:${json}`;
+  });
+  return withIdAndDates(root, root, `{${fields.join(',')}}`);
 }
 
 /** How an object of a class goes out (a `_User` never with its secrets); toWire for most. */

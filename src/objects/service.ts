@@ -7,7 +7,8 @@ import { access, conditionFor, parseAcl, readersFor, writeAccess, type Caller } 
 import { hasInQuery, markArrayInQueries } from './array-pointers.ts';
 import { classRulesOf } from './class-rules.ts';
 import { defaultAclFor } from './default-acl.ts';
-import { readIncluded, type IncludePlan, type Included } from './include.ts';
+import { readIncluded, readIncludedJson, type IncludePlan, type Included, type IncludedJson } from './include.ts';
+import { mayHoldFile } from './file-values.ts';
 import { checkConditionReads, checkFind, queryReads, type QueryCaller } from './query-reach.ts';
 import { applyOperations, parseOperations, relationChanges, type Operation } from './ops.ts';
 import { RelationSchema, jsonWithDescriptors, resolveRelationFields, withDescriptors } from './relations.ts';
@@ -303,6 +304,26 @@ export class ObjectService {
       const rule = own(this.readRules, className);
       return rule ? objects.filter((object) => rule(caller, object)) : objects;
     });
+  }
+
+  /**
+   * readIncluded of a one-level plan (includesAsStored) for a page sent as stored: each included object as its
+   * JSON text (src/objects/include.ts, readIncludedJson). null when a class it reaches has a view or read rule
+   * of its own (the built-in classes) or a target may hold a File value: the full path answers those.
+   */
+  async readIncludedJson(caller: Caller, roots: readonly JsonObject[], plan: IncludePlan): Promise<IncludedJson | null> {
+    const readers = readersFor(caller);
+    let plain = true;
+    const included = await readIncludedJson(roots, plan, async (className, ids) => {
+      if (className.startsWith('_')) {
+        plain = false;
+        return [];
+      }
+      const [found, fields] = await Promise.all([this.store.getObjectsJson(caller.appId, className, ids, readers), this.relations.fieldsOf(caller.appId, className)]);
+      if (found.some((one) => mayHoldFile(one.dataJson))) plain = false;
+      return found.map((one) => jsonWithDescriptors(one, fields));
+    });
+    return plain ? included : null;
   }
 
   /**

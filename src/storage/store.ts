@@ -92,6 +92,8 @@ export interface Store {
    * (an include level reads each class it reaches this way); any order, missing and implausible ids left out.
    */
   getObjects(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<StoredObject[]>;
+  /** getObjects with each object's fields as the JSON text JSON.stringify gives them (an include sent as stored). */
+  getObjectsJson(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<FoundJson[]>;
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
   /** findObjects' page with each object's fields as the JSON text JSON.stringify gives them, for a page that sends them on as they are. */
   findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]>;

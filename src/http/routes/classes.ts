@@ -7,7 +7,9 @@ import { own } from '../../lib/lookup.ts';
 import { maxLimit } from '../../objects/query.ts';
 import { conditionOf, createQuery, deleteQuery, findQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery, type ListParams, type Query } from '../params.ts';
 import { declared, objectBody, pathParams, writeBody } from '../schema.ts';
-import type { FoundJson, StoredObject } from '../../objects/types.ts';
+import type { FoundJson, JsonObject, StoredObject } from '../../objects/types.ts';
+import type { Caller } from '../../objects/acl.ts';
+import { includedRootJson, includesAsStored, planInclude, type IncludePlan } from '../../objects/include.ts';
 import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import { mayHoldFile } from '../../objects/file-values.ts';
 
@@ -63,8 +65,26 @@ function sendsFieldsAsStored(query: Query): boolean {
  * and _Installation rows may hold text push wrote with json_set). A page holding a File value takes the full
  * path, which reads the files' records.
  */
-function sendsPageAsStored(className: string, params: ListParams): boolean {
-  return params.projection === null && !params.returnAcl && params.include === null && !className.startsWith('_');
+function sendsPageAsStored(className: string, params: ListParams, includes: boolean): boolean {
+  return params.projection === null && !params.returnAcl && (params.include === null || includes) && !className.startsWith('_');
+}
+
+/**
+ * The page's objects as JSON text with their includes (a one-level include: includesAsStored), each
+ * included object spliced in as its stored text (src/objects/include.ts); null when the full path must
+ * answer (a class with a view of its own, a File value, a server-owned key among stored fields).
+ */
+async function includedPage(objects: ObjectService, caller: Caller, found: readonly FoundJson[], plan: IncludePlan): Promise<string[] | null> {
+  const roots = found.map((one) => JSON.parse(one.dataJson) as JsonObject);
+  const included = await objects.readIncludedJson(caller, roots, plan);
+  if (included === null) return null;
+  const page: string[] = [];
+  for (const [index, one] of found.entries()) {
+    const json = includedRootJson(one, roots[index], plan, included);
+    if (json === null) return null;
+    page.push(json);
+  }
+  return page;
 }
 
 /** A found object parsed; its ACL is not read (the page sends none). */
@@ -126,10 +146,15 @@ export function genericHandlers(objects: ObjectService): ClassHandlers {
       const redirect = param(query, 'redirectClassNameForKey');
       const className = redirect ? await objects.relations.targetOf(request.ctx.appId, parentClass, redirect) : parentClass;
       const counted = params.count ? objects.count(request.ctx, className, params.where) : Promise.resolve(undefined);
-      const asStored = sendsPageAsStored(className, params) ? await Promise.all([objects.findJson(request.ctx, className, params), counted]) : null;
+      const plan = planInclude(params.include, params.projection);
+      const includes = params.include !== null && includesAsStored(plan, params.returnAcl);
+      const asStored = sendsPageAsStored(className, params, includes) ? await Promise.all([objects.findJson(request.ctx, className, params), counted]) : null;
       if (asStored !== null && !asStored[0].some((one) => mayHoldFile(one.dataJson))) {
-        reply.type('application/json; charset=utf-8');
-        return wirePageJson(className, asStored[0], asStored[1], redirect ? className : undefined);
+        const page = includes ? await includedPage(objects, request.ctx, asStored[0], plan) : null;
+        if (!includes || page !== null) {
+          reply.type('application/json; charset=utf-8');
+          return wirePageJson(className, asStored[0], asStored[1], redirect ? className : undefined, page === null ? undefined : (_one, index) => page[index]);
+        }
       }
       // A page holding a File value is parsed and answered in full (its files' records read).
       const [results, count] = asStored === null

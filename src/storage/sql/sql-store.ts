@@ -184,13 +184,25 @@ export class SqlStore implements Store {
   }
 
   async getObjects(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<StoredObject[]> {
+    return (await this.rowsByIds(appId, className, ids, readers)).map((row) => fromRow(this.dialect, row));
+  }
+
+  async getObjectsJson(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<FoundJson[]> {
+    return (await this.rowsByIds(appId, className, ids, readers)).map((row) => this.foundJson(row));
+  }
+
+  /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
+  private async rowsByIds(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<SelectedRow[]> {
     const plausible = [...new Set(ids)].filter(isPlausibleId);
     if (plausible.length === 0) return [];
-    // The ids are bound as one parameter: a level of a thousand results' arrays of pointers stays one short statement.
     const { rows } = await sql<SelectedRow>`${this.dialect.reusedShape(sql`SELECT ${objectSelect}
       FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
       AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`)}`.execute(this.db);
-    return rows.map((row) => fromRow(this.dialect, row));
+    return rows;
+  }
+
+  private foundJson(row: SelectedRow): FoundJson {
+    return { objectId: row.id, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), dataJson: this.dialect.dataJson(row.data) };
   }
 
   async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
@@ -203,12 +215,7 @@ export class SqlStore implements Store {
   }
 
   async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
-    return (await this.findRows(appId, className, query)).map((row) => ({
-      objectId: row.id,
-      createdAt: Number(row.created_at),
-      updatedAt: Number(row.updated_at),
-      dataJson: this.dialect.dataJson(row.data),
-    }));
+    return (await this.findRows(appId, className, query)).map((row) => this.foundJson(row));
   }
 
   /** The rows of a page (findStatement), nearest first for an unbounded $nearSphere. */
