@@ -119,6 +119,12 @@ seed() {
 seed /1.1/classes/GameScore '{"score":2,"playerName":"sdf","cheatMode":false,"arr":["contains-all-test"]}'
 seed /1.1/users '{"username":"sdk-suite-standing-user","password":"standing-user-password"}'
 for _ in 1 2 3 4 5 6 7 8 9; do seed /1.1/classes/GameScore '{}'; done
+# AV.Status's tests follow (and send to) a standing user of the hosted app, `leeyeh` (5627906060b22ef9c464cc99);
+# the suite takes another id from STATUS_TARGET_USER_ID, so the same user is created here.
+status_target=$(curl -sS -X POST "http://127.0.0.1:$port/1.1/users" -H 'Content-Type: application/json' \
+  -H "X-LC-Id: $app_id" -H "X-LC-Key: $master_key,master" -d '{"username":"leeyeh","password":"standing-user-password"}' |
+  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).objectId||""))')
+[[ -n "$status_target" ]] || fail "seeding the status target user failed"
 # The hosted test app's console default on Person (`should fetch when save when creating new object` reads it
 # back): set as a column default (README "Class schemas").
 seed /1.1/schemas/Person '{"company":{"default":"leancloud"}}'
@@ -165,7 +171,7 @@ echo "sdk-suite: running the SDK suite against http://127.0.0.1:$port ($store)" 
 set +e
 # --unhandled-rejections=warn: the suite was written for Node before 15, where a promise a test forgets to
 # return only warned when it failed; as an uncaught exception it would fail whichever test runs at that moment.
-(cd "$sdk_dir" && env NODE_OPTIONS=--unhandled-rejections=warn REAL_BACKEND=1 PLATFORM=NODE_JS APPID="$app_id" APPKEY="$app_key" MASTERKEY="$master_key" \
+(cd "$sdk_dir" && env NODE_OPTIONS=--unhandled-rejections=warn REAL_BACKEND=1 PLATFORM=NODE_JS APPID="$app_id" APPKEY="$app_key" MASTERKEY="$master_key" STATUS_TARGET_USER_ID="$status_target" \
   SERVER_URL="http://127.0.0.1:$port" HOOKKEY=roost-runs-no-hooks SDK_SUITE_REPORT="$work/report.json" node_modules/.bin/mocha \
   --require @babel/register --timeout "${TEST_TIMEOUT_MS:-20000}" --reporter "$work/reporter.cjs" \
   ${GREP:+--grep "$GREP"} test/index.js) >"$work/mocha.out" 2>&1

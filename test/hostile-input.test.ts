@@ -175,6 +175,9 @@ test('NUL and lone surrogates get 111 on every store, wherever the text goes', a
     { name: 'nested key', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"o":{"a\\u0000":1}}', status: 400, body: { code: 121, error: "Invalid nested key 'a\u0000'." } },
     { name: 'nested key, lone surrogate', method: 'POST', path: '/1.1/classes/Hostile', raw: '{"o":{"\\udc00":1}}', status: 400, body: { code: 121, error: "Invalid nested key '\udc00'." } },
     { name: 'where key', method: 'GET', path: '/1.1/classes/Hostile', query: { where: '{"a\\ud800":1}' }, status: 400, body: badKey('a\ud800') },
+    // SQLite answered 500 (a malformed literal in the page statement) when a Pointer's objectId held NUL.
+    { name: 'where Pointer objectId', method: 'GET', path: '/1.1/classes/Hostile', query: { where: '{"p":{"__type":"Pointer","className":"_User","objectId":"a\\u0000b"}}' }, status: 400, body: nulError },
+    { name: "a user's followers", method: 'GET', path: '/1.1/users/a%00b/followers', status: 400, body: nulError },
     { name: 'class name', method: 'POST', path: '/1.1/classes/A%00B', send: {}, status: 400, body: badClass },
     { name: 'objectId', method: 'GET', path: '/1.1/classes/Hostile/a%00b', status: 200, body: {} },
     { name: 'objectId of a user', method: 'GET', path: '/1.1/users/a%00b', status: 400, body: { code: 211, error: 'Could not find user.' } },

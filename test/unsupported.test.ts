@@ -38,7 +38,6 @@ describe('routes', () => {
       ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
       ['POST', '/1.1/qiniu', 'Not supported yet: files (POST /1.1/qiniu).'],
       ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
-      ['POST', '/1.1/users/self/friendship/abc', 'Not supported yet: followers (POST /1.1/users/…).'],
       ['GET', '/1.1/requestCaptcha', 'Not supported yet: captcha (GET /1.1/requestCaptcha).'],
       ['GET', '/1.1/search/select?q=x', 'Not supported yet: app search (GET /1.1/search/…).'],
     ];
@@ -53,7 +52,6 @@ describe('routes', () => {
       ['POST', '/1.1/classes/_Conversation', { name: 'a' }, 'instant messaging (_Conversation)'],
       ['GET', '/1.1/classes/_Conversation', undefined, 'instant messaging (_Conversation)'],
       ['GET', '/1.1/classes/_Status', undefined, 'status messages (_Status)'],
-      ['GET', '/1.1/classes/_Followee', undefined, 'followers (_Followee)'],
     ];
     for (const [method, path, body, feature] of cases) {
       const res = await server.master.request(method, path, { body });

@@ -10,7 +10,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
   [/^\/1\.1\/qiniu(\/|$)/, 'files'],
   [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
-  [/^\/1\.1\/users\/[^/]+\/(friendship|followers|followees|followersAndFollowees)(\/|$)/, 'followers'],
   [/^\/1\.1\/(requestCaptcha|verifyCaptcha)(\/|$)/, 'captcha'],
   [/^\/1\.1\/rtm(\/|$)/, 'instant messaging'],
   [/^\/1\.1\/search(\/|$)/, 'app search'],
@@ -21,8 +20,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
 const classFeatures: Readonly<Record<string, string>> = {
   _Conversation: 'instant messaging',
   _Status: 'status messages',
-  _Follower: 'followers',
-  _Followee: 'followers',
 };
 
 /**

@@ -3,7 +3,7 @@ import type { Json, OrderKey, SubQuery, Where } from './types.ts';
 import { geoConstraints, isGeoOperator } from './geo.ts';
 import { parseRegex } from './regex.ts';
 import { refuseQueryOperator } from './unsupported.ts';
-import { checkClassName, checkJson, fieldPath, isObject, parseIsoDate } from './values.ts';
+import { checkClassName, checkJson, checkText, fieldPath, isObject, parseIsoDate } from './values.ts';
 
 const timeFields = new Set(['createdAt', 'updatedAt']);
 
@@ -17,7 +17,7 @@ function target(path: string[], raw: unknown): { path: string[]; value: Json } {
   }
   if (isObject(raw) && raw.__type === 'Pointer') {
     if (typeof raw.objectId !== 'string') fail('invalidPointer', 'A Pointer in a query needs an objectId.');
-    return { path: [...path, 'objectId'], value: raw.objectId };
+    return { path: [...path, 'objectId'], value: checkText(raw.objectId) };
   }
   if (path.length === 1 && timeFields.has(path[0]) && typeof raw === 'string') {
     const ms = parseIsoDate(raw);

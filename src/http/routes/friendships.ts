@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../lib/errors.ts';
+import { parseWhereParam } from '../../objects/query.ts';
+import type { ObjectService } from '../../objects/service.ts';
+import type { Friendships } from '../../social/friendships.ts';
+import { answerObjects } from '../answer.ts';
+import type { ClassHandlers } from './classes.ts';
+import type { ClassAccess } from '../class-access.ts';
+import { parseWriteBody } from '../../objects/service.ts';
+import { listParams, listQuery, queryOf, type Query } from '../params.ts';
+import { declared, pathParams, writeBody } from '../schema.ts';
+
+const pointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
+
+/**
+ * `_Follower` and `_Followee` through /1.1/classes: read as any class (anyone may read a follow), written
+ * only with the master key; a client follows and unfollows through /1.1/users/<id>/friendship/<id>.
+ */
+export function friendshipClassHandlers(generic: ClassHandlers): ClassHandlers {
+  const masterOnly = async (request: FastifyRequest) => {
+    if (!request.ctx.master) throw new ApiError('operationForbidden', 'Follows are written through /1.1/users/<id>/friendship/<target>.');
+  };
+  return {
+    ...generic,
+    create: async (request, reply, className) => (await masterOnly(request), generic.create(request, reply, className)),
+    update: async (request, reply, className, objectId) => (await masterOnly(request), generic.update(request, reply, className, objectId)),
+    remove: async (request, reply, className, objectId) => (await masterOnly(request), generic.remove(request, reply, className, objectId)),
+    admit: { create: masterOnly, update: masterOnly },
+  };
+}
+
+/** The same classes as scan and CQL reach them: written with the master key only, read as any class. */
+export function friendshipClassAccess(objects: ObjectService): Partial<ClassAccess> {
+  const refused = () => new ApiError('operationForbidden', 'Follows are written through /1.1/users/<id>/friendship/<target>.');
+  return {
+    create: async (ctx, className, body) => {
+      if (!ctx.master) throw refused();
+      return objects.create(ctx, className, parseWriteBody(body));
+    },
+    update: async (ctx, className, objectId, body, condition) => {
+      if (!ctx.master) throw refused();
+      return objects.update(ctx, className, objectId, parseWriteBody(body), condition);
+    },
+    remove: async (ctx, className, objectId, condition) => {
+      if (!ctx.master) throw refused();
+      return objects.remove(ctx, className, objectId, condition);
+    },
+  };
+}
+
+/** Follow, unfollow and the lists of a user's followers and followees (the hosted friendship API). */
+export function registerFriendshipRoutes(app: FastifyInstance, options: { friendships: Friendships; objects: ObjectService }): void {
+  const { friendships, objects } = options;
+  const params = pathParams('objectId', 'targetId');
+
+  app.post<{ Params: { objectId: string; targetId: string } }>('/1.1/users/:objectId/friendship/:targetId', declared({ params, body: writeBody }), async (request) => {
+    await friendships.follow(request.ctx, request.params.objectId, request.params.targetId, request.body);
+    return {};
+  });
+
+  app.delete<{ Params: { objectId: string; targetId: string } }>('/1.1/users/:objectId/friendship/:targetId', declared({ params }), async (request) => {
+    await friendships.unfollow(request.ctx, request.params.objectId, request.params.targetId);
+    return {};
+  });
+
+  /** One side of a user's follows as `GET /1.1/classes/<class>?where={"user":<user>}` answers it, with the query's own where, include, keys, limit. */
+  async function side(request: FastifyRequest, className: '_Follower' | '_Followee', userId: string, query: Query) {
+    const params = listParams(query);
+    const own = parseWhereParam(JSON.stringify({ user: pointer(userId) }));
+    const found = await objects.find(request.ctx, className, { ...params, where: { op: 'and', items: [own, params.where] } });
+    return answerObjects(objects, request.ctx, found, params);
+  }
+
+  const userParams = pathParams('objectId');
+  app.get<{ Params: { objectId: string } }>('/1.1/users/:objectId/followers', declared({ params: userParams, querystring: listQuery }), async (request) => ({
+    results: await side(request, '_Follower', request.params.objectId, queryOf(request)),
+  }));
+  app.get<{ Params: { objectId: string } }>('/1.1/users/:objectId/followees', declared({ params: userParams, querystring: listQuery }), async (request) => ({
+    results: await side(request, '_Followee', request.params.objectId, queryOf(request)),
+  }));
+  app.get<{ Params: { objectId: string } }>('/1.1/users/:objectId/followersAndFollowees', declared({ params: userParams, querystring: listQuery }), async (request) => {
+    const query = queryOf(request);
+    const [followers, followees] = await Promise.all([
+      side(request, '_Follower', request.params.objectId, query),
+      side(request, '_Followee', request.params.objectId, query),
+    ]);
+    return { followers, followees };
+  });
+}
