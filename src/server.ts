@@ -66,7 +66,10 @@ import { OperatorService } from './console/operators.ts';
 import { Drain } from './http/drain.ts';
 import { registerConsoleRoutes } from './http/routes/console.ts';
 import { registerLeaderboardRoutes } from './http/routes/leaderboards.ts';
-import { friendshipClassAccess, friendshipClassHandlers, registerFriendshipRoutes } from './http/routes/friendships.ts';
+import { registerFriendshipRoutes } from './http/routes/friendships.ts';
+import { registerStatusRoutes } from './http/routes/statuses.ts';
+import { socialClassAccess, socialClassHandlers } from './http/server-written.ts';
+import { Statuses } from './social/statuses.ts';
 import { Friendships } from './social/friendships.ts';
 import { Leaderboards } from './leaderboards/service.ts';
 
@@ -332,13 +335,14 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
     registerIndexRoutes(api, { indexes: new ClassIndexes({ store: store.classIndexes }) });
     registerSchemaRoutes(api, { schemas });
     const generic = genericHandlers(objects);
-    registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, _File: fileClassHandlers(objects, files), _Follower: friendshipClassHandlers(generic), _Followee: friendshipClassHandlers(generic), ...unsupportedClassHandlers() } });
+    registerClassRoutes(api, { generic, builtIn: { _User: userClassHandlers(accounts, objects), _Installation: installations, _File: fileClassHandlers(objects, files), ...socialClassHandlers(generic), ...unsupportedClassHandlers() } });
     await registerFileRoutes(api, { files, objects });
     registerRoleRoutes(api, { handlers: generic });
     registerInstallationRoutes(api, { handlers: installations });
     registerPushRoutes(api, { push });
     registerUserRoutes(api, { accounts, objects });
     registerFriendshipRoutes(api, { friendships: new Friendships({ objects }), objects });
+    registerStatusRoutes(api, { statuses: new Statuses({ objects, inboxes: store.statusInboxes }), objects });
     registerSmsRoutes(api, { accounts });
     registerEmailRoutes(api, { verification, reset });
     registerBatchRoutes(api);
@@ -347,8 +351,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
       _User: userClassAccess(accounts),
       _Installation: installationClassAccess({ objects, installations: push.installations }),
       _File: fileClassAccess(objects, files),
-      _Follower: friendshipClassAccess(objects),
-      _Followee: friendshipClassAccess(objects),
+      ...socialClassAccess(objects),
       ...unsupportedClassAccess(),
     });
     registerScanRoutes(api, { secret: config.secret, access, objects });

@@ -25,7 +25,7 @@ const tables = [
   'leaderboard_archives', 'leaderboard_statistics', 'leaderboards', 'login_attempts', 'mail_tokens', 'meta', 'objects',
   'operator_audit', 'operator_recovery_codes', 'operator_sessions', 'operators',
   'push_counts', 'push_mailbox', 'push_notifications', 'push_pages', 'push_req_ids', 'push_schedule', 'push_vendor_outbox', 'relations',
-  'sms_codes', 'sms_numbers', 'sms_sends', 'stat_buckets', 'vendor_pauses',
+  'sms_codes', 'sms_numbers', 'sms_sends', 'stat_buckets', 'status_inbox_counters', 'status_inboxes', 'vendor_pauses',
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
 const indexes = [
@@ -33,7 +33,7 @@ const indexes = [
   'objects_mobile_phone_key', 'objects_role_name_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
   'operator_audit_at_idx', 'operator_sessions_operator_idx',
   'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending', 'relations_target_idx',
-  'sms_codes_digest_idx', 'sms_sends_phone_idx',
+  'sms_codes_digest_idx', 'sms_sends_phone_idx', 'status_inboxes_status',
 ];
 
 test('a fresh database migrates to the whole schema, and a second start applies nothing', async () => {

@@ -37,7 +37,6 @@ describe('routes', () => {
       ['POST', '/1.1/functions/hello', 'Not supported yet: cloud functions (POST /1.1/functions/…).'],
       ['POST', '/1.1/call/hello', 'Not supported yet: cloud functions (POST /1.1/call/…).'],
       ['POST', '/1.1/qiniu', 'Not supported yet: files (POST /1.1/qiniu).'],
-      ['GET', '/1.1/subscribe/statuses', 'Not supported yet: status messages (GET /1.1/subscribe/…).'],
       ['GET', '/1.1/requestCaptcha', 'Not supported yet: captcha (GET /1.1/requestCaptcha).'],
       ['GET', '/1.1/search/select?q=x', 'Not supported yet: app search (GET /1.1/search/…).'],
     ];
@@ -51,21 +50,20 @@ describe('routes', () => {
     const cases: Array<[string, string, unknown, string]> = [
       ['POST', '/1.1/classes/_Conversation', { name: 'a' }, 'instant messaging (_Conversation)'],
       ['GET', '/1.1/classes/_Conversation', undefined, 'instant messaging (_Conversation)'],
-      ['GET', '/1.1/classes/_Status', undefined, 'status messages (_Status)'],
     ];
     for (const [method, path, body, feature] of cases) {
       const res = await server.master.request(method, path, { body });
       assert.deepEqual([res.status, res.body], [400, { code: 1, error: `Not supported yet: ${feature}.` }], `${method} ${path}`);
     }
-    const batch = await server.client.post('/1.1/batch', { requests: [{ method: 'GET', path: '/1.1/classes/_Status' }] });
-    assert.deepEqual(batch.body, [{ error: { code: 1, error: 'Not supported yet: status messages (_Status).' } }]);
+    const batch = await server.client.post('/1.1/batch', { requests: [{ method: 'GET', path: '/1.1/classes/_Conversation' }] });
+    assert.deepEqual(batch.body, [{ error: { code: 1, error: 'Not supported yet: instant messaging (_Conversation).' } }]);
   });
 
-  test('a batch naming a route of a feature Roost lacks names the feature (as the SDK batches status messages)', async () => {
+  test('a batch naming a route of a feature Roost lacks names the feature', async () => {
     const batch = await server.client.post('/1.1/batch', {
-      requests: [{ method: 'POST', path: '/1.1/classes/Post', body: {} }, { method: 'POST', path: '/1.1/subscribe/statuses', body: {} }],
+      requests: [{ method: 'POST', path: '/1.1/classes/Post', body: {} }, { method: 'POST', path: '/1.1/functions/hello', body: {} }],
     });
-    assert.deepEqual([batch.status, batch.body], [404, { code: 404, error: 'Not supported yet: status messages (POST /1.1/subscribe/…).' }]);
+    assert.deepEqual([batch.status, batch.body], [404, { code: 404, error: 'Not supported yet: cloud functions (POST /1.1/functions/…).' }]);
     // Nothing of the batch ran.
     assert.deepEqual((await server.master.get('/1.1/classes/Post', { query: { count: 1, limit: 0 } })).body.count, 0);
   });

@@ -9,7 +9,6 @@ import type { ClassAccessOverrides } from './class-access.ts';
 const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/1\.1\/(functions|call)(\/|$)/, 'cloud functions'],
   [/^\/1\.1\/qiniu(\/|$)/, 'files'],
-  [/^\/1\.1\/(statuses|subscribe)(\/|$)/, 'status messages'],
   [/^\/1\.1\/(requestCaptcha|verifyCaptcha)(\/|$)/, 'captcha'],
   [/^\/1\.1\/rtm(\/|$)/, 'instant messaging'],
   [/^\/1\.1\/search(\/|$)/, 'app search'],
@@ -19,7 +18,6 @@ const routeFeatures: ReadonlyArray<readonly [RegExp, string]> = [
 /** Built-in classes of those features: reading or writing them as plain objects would mean something else later. */
 const classFeatures: Readonly<Record<string, string>> = {
   _Conversation: 'instant messaging',
-  _Status: 'status messages',
 };
 
 /**

@@ -10,7 +10,7 @@ export const classNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
  */
 const fieldName = /^(?!__)[A-Za-z0-9_]{1,128}$/;
 /** Classes the server defines; other names starting with "_" are reserved. */
-export const builtInClasses = new Set(['_User', '_Installation', '_Role', '_File', '_Follower', '_Followee']);
+export const builtInClasses = new Set(['_User', '_Installation', '_Role', '_File', '_Follower', '_Followee', '_Status']);
 /** Fields the server owns: silently dropped from write bodies (SDKs send them back). */
 export const serverFields = new Set(['objectId', 'createdAt', 'updatedAt']);
 /** Fields no dotted key may write into: the server's own, and the ACL (written whole, as `ACL`). */

@@ -15,6 +15,7 @@ import type { SchemaStore } from './schema-store.ts';
 import type { OperatorStore } from './operator-store.ts';
 import type { StatsStore } from './stats-store.ts';
 import type { LeaderboardStore } from './leaderboard-store.ts';
+import type { StatusInboxStore } from './status-inbox-store.ts';
 
 export interface ObjectRef {
   appId: string;
@@ -58,6 +59,8 @@ export interface Store {
   readonly stats: StatsStore;
   /** Leaderboards, their archived versions and their members' values (src/storage/leaderboard-store.ts). */
   readonly leaderboards: LeaderboardStore;
+  /** Users' status inboxes: which statuses each holds, numbered, and what was read (src/storage/status-inbox-store.ts). */
+  readonly statusInboxes: StatusInboxStore;
 
   /** A server secret shared by every node on this store, generated on first use. */
   serverSecret(): Promise<string>;

@@ -1,52 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../../lib/errors.ts';
 import { parseWhereParam } from '../../objects/query.ts';
 import type { ObjectService } from '../../objects/service.ts';
 import type { Friendships } from '../../social/friendships.ts';
 import { answerObjects } from '../answer.ts';
-import type { ClassHandlers } from './classes.ts';
-import type { ClassAccess } from '../class-access.ts';
-import { parseWriteBody } from '../../objects/service.ts';
 import { listParams, listQuery, queryOf, type Query } from '../params.ts';
 import { declared, pathParams, writeBody } from '../schema.ts';
 
 const pointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
-
-/**
- * `_Follower` and `_Followee` through /1.1/classes: read as any class (anyone may read a follow), written
- * only with the master key; a client follows and unfollows through /1.1/users/<id>/friendship/<id>.
- */
-export function friendshipClassHandlers(generic: ClassHandlers): ClassHandlers {
-  const masterOnly = async (request: FastifyRequest) => {
-    if (!request.ctx.master) throw new ApiError('operationForbidden', 'Follows are written through /1.1/users/<id>/friendship/<target>.');
-  };
-  return {
-    ...generic,
-    create: async (request, reply, className) => (await masterOnly(request), generic.create(request, reply, className)),
-    update: async (request, reply, className, objectId) => (await masterOnly(request), generic.update(request, reply, className, objectId)),
-    remove: async (request, reply, className, objectId) => (await masterOnly(request), generic.remove(request, reply, className, objectId)),
-    admit: { create: masterOnly, update: masterOnly },
-  };
-}
-
-/** The same classes as scan and CQL reach them: written with the master key only, read as any class. */
-export function friendshipClassAccess(objects: ObjectService): Partial<ClassAccess> {
-  const refused = () => new ApiError('operationForbidden', 'Follows are written through /1.1/users/<id>/friendship/<target>.');
-  return {
-    create: async (ctx, className, body) => {
-      if (!ctx.master) throw refused();
-      return objects.create(ctx, className, parseWriteBody(body));
-    },
-    update: async (ctx, className, objectId, body, condition) => {
-      if (!ctx.master) throw refused();
-      return objects.update(ctx, className, objectId, parseWriteBody(body), condition);
-    },
-    remove: async (ctx, className, objectId, condition) => {
-      if (!ctx.master) throw refused();
-      return objects.remove(ctx, className, objectId, condition);
-    },
-  };
-}
 
 /** Follow, unfollow and the lists of a user's followers and followees (the hosted friendship API). */
 export function registerFriendshipRoutes(app: FastifyInstance, options: { friendships: Friendships; objects: ObjectService }): void {

@@ -23,7 +23,7 @@ const appTables = [
   'objects', 'relations', 'class_fields', 'class_indexes', 'auth_identities', 'login_attempts',
   'mail_tokens', 'push_schedule', 'push_notifications', 'push_pages', 'push_mailbox', 'push_counts', 'push_req_ids',
   'push_vendor_outbox', 'sms_codes', 'sms_numbers', 'sms_sends', 'vendor_pauses',
-  'leaderboards', 'leaderboard_archives', 'leaderboard_statistics',
+  'leaderboards', 'leaderboard_archives', 'leaderboard_statistics', 'status_inboxes', 'status_inbox_counters',
 ];
 
 /**

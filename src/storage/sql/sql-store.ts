@@ -32,6 +32,7 @@ import { SqlSmsStore } from './sms-store.ts';
 import { SqlOpsStore } from './ops-store.ts';
 import { SqlStatsStore } from './stats-store.ts';
 import { SqlLeaderboardStore } from './leaderboard-store.ts';
+import { SqlStatusInboxStore } from './status-inbox-store.ts';
 import { SqlClassIndexStore } from './class-index-store.ts';
 import { RelationClash, SqlRelationStore, applyRelationChanges, deleteRelationRows } from './relation-store.ts';
 import type { RelationChange } from '../relation-store.ts';
@@ -64,6 +65,7 @@ export class SqlStore implements Store {
   readonly operators: SqlOperatorStore;
   readonly stats: SqlStatsStore;
   readonly leaderboards: SqlLeaderboardStore;
+  readonly statusInboxes: SqlStatusInboxStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
 
@@ -87,6 +89,7 @@ export class SqlStore implements Store {
     this.operators = new SqlOperatorStore(options);
     this.stats = new SqlStatsStore(options);
     this.leaderboards = new SqlLeaderboardStore(options);
+    this.statusInboxes = new SqlStatusInboxStore(options);
   }
 
   async migrate(): Promise<void> {

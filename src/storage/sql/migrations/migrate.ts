@@ -17,6 +17,7 @@ import { relationFieldsInClassFields } from './0014_relation_fields_in_class_fie
 import { statBuckets } from './0015_stat_buckets.ts';
 import { operatorRecoveryCodes } from './0016_operator_recovery_codes.ts';
 import { leaderboards } from './0017_leaderboards.ts';
+import { statusInboxes } from './0018_status_inboxes.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -47,6 +48,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0015_stat_buckets', statBuckets],
   ['0016_operator_recovery_codes', operatorRecoveryCodes],
   ['0017_leaderboards', leaderboards],
+  ['0018_status_inboxes', statusInboxes],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
