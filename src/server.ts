@@ -48,7 +48,7 @@ import { PasswordReset } from './accounts/password-reset.ts';
 import { UserAdmin } from './accounts/user-admin.ts';
 import { registerEmailPages, registerEmailRoutes } from './http/routes/email.ts';
 import { PrometheusMetrics, registerMetricsRoutes } from './http/routes/metrics.ts';
-import { countTraffic } from './http/routes/console-overview.ts';
+import { countAnswer } from './http/routes/console-overview.ts';
 import { TrafficStats } from './console/traffic.ts';
 import { teeMetrics } from './lib/metrics.ts';
 import { FileService } from './files/service.ts';
@@ -290,9 +290,12 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['gzip', 'deflate'] });
 
+  // The one onResponse hook: the body turn, the log line, the Prometheus tally and the overview's count.
   // A callback hook, not an async one: no promise per request for a line that is mostly not written.
   app.addHook('onResponse', (request, reply, done) => {
     endBodyTurn(request);
+    metrics.observe(request, reply);
+    countAnswer(traffic, request, reply);
     // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
     if ((request.log as Partial<Logger>).isLevelEnabled?.('info') !== false) {
       request.log.info(
@@ -326,7 +329,6 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   // Outside the keyed scope, as the hosted service had it: a device whose clock is off reads this one to sign.
   registerDateRoute(app, { clock });
   registerMetricsRoutes(app, { metrics, token: config.metricsToken });
-  countTraffic(app, traffic);
   traffic.start();
   app.addHook('onClose', async () => traffic.stop());
   await app.register(async (api) => {

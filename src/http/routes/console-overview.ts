@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { overviewRanges, type OverviewRange, type TrafficStats } from '../../console/traffic.ts';
 import { overviewPage } from '../console/overview-page.ts';
 import { consoleHeaders } from '../console/pages.ts';
@@ -6,18 +6,15 @@ import { operatorOnly, session } from '../console/routing.ts';
 import { declared } from '../schema.ts';
 
 /**
- * Counts every answer for the overview (src/console/traffic.ts) by method and route pattern: a Map
+ * Counts an answer for the overview (src/console/traffic.ts) by method and route pattern: a Map
  * increment, written out in batches. The console's own pages, the scrape and health checks are left
- * out, so the charts show the applications' traffic.
+ * out, so the charts show the applications' traffic. Called from the server's one onResponse hook.
  */
-export function countTraffic(app: FastifyInstance, traffic: TrafficStats): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url;
-    if (!route?.startsWith('/console') && route !== '/metrics' && !route?.startsWith('/health')) {
-      traffic.request(request.ctx?.appId ?? 'none', route ? `${request.method} ${route}` : 'unmatched', reply.statusCode);
-    }
-    done();
-  });
+export function countAnswer(traffic: TrafficStats, request: FastifyRequest, reply: FastifyReply): void {
+  const route = request.routeOptions.url;
+  if (!route?.startsWith('/console') && route !== '/metrics' && !route?.startsWith('/health')) {
+    traffic.request(request.ctx?.appId ?? 'none', route ? `${request.method} ${route}` : 'unmatched', reply.statusCode);
+  }
 }
 
 /** `range`, one of the overview's (6h when left out); repeated, it is none of them. */

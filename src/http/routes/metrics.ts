@@ -107,15 +107,14 @@ export class PrometheusMetrics implements Metrics {
    * is the pattern (`/1.1/classes/:className/:objectId`, never an id; `unmatched` for every 404 of the
    * router), the code is the catalogue's (`none` when the answer carried none). They are
    * tallied here and handed to prom-client in batches (full tally, or scrape): its per-call label
-   * checks and hashing were ~4% of a get-by-id's CPU (bench/RESULTS.md, Objects). A callback hook: no
-   * promise per request.
+   * checks and hashing were ~4% of a get-by-id's CPU (bench/RESULTS.md, Objects). Called from the
+   * server's one onResponse hook (src/server.ts), with the log line and the overview's count.
    */
-  observe = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  observe(request: FastifyRequest, reply: FastifyReply): void {
     const tally = this.tallyFor(request.ctx?.appId ?? 'none', request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, request.answerCode);
     tally.seconds[tally.filled++] = reply.elapsedTime / 1000;
     if (tally.filled === tally.seconds.length) this.hand(tally);
-    done();
-  };
+  }
 
   private tallyFor(app: string, method: string, route: string, status: number, answerCode: number | undefined): Tally {
     const code = answerCode === undefined ? 'none' : String(answerCode);
@@ -161,7 +160,6 @@ function localScrape(request: FastifyRequest): boolean {
  * it needs `Authorization: Bearer <token>`; without, it answers only a scraper on the same host.
  */
 export function registerMetricsRoutes(app: FastifyInstance, options: { metrics: PrometheusMetrics; token: string | null }): void {
-  app.addHook('onResponse', options.metrics.observe);
   app.get('/metrics', async (request, reply) => {
     const allowed =
       options.token === null
