@@ -163,24 +163,22 @@ export function includesAsStored(plan: IncludePlan, returnAcl: boolean): boolean
 /** Included objects as the JSON text renderIncluded gives them, by class and id (refKey). */
 export type IncludedJson = ReadonlyMap<string, string>;
 
-/** Reads the objects among `ids` of one class as their stored JSON text, in one statement. */
-export type ReadJsonByIds = (className: string, ids: string[]) => Promise<FoundJson[]>;
+/** Reads the objects a level wants (ids by class) as their stored JSON text, in one statement. */
+export type ReadJsonByIds = (wanted: ReadonlyMap<string, string[]>) => Promise<Array<FoundJson & { className: string }>>;
 
 /** Keys that renderIncluded overwrites in place when an object's own fields hold them: such text is parsed. */
 const includedKeyInJson = /"(?:__type|className)":/;
 
 /**
- * readIncluded of a one-level plan (includesAsStored) with each included object as the JSON text of
+ * readIncluded of a one-level plan (includesAsStored), every class in one read, with each included object as the JSON text of
  * `{...toWire(object), __type: "Pointer", className}`, spliced from its stored text (wireJson) rather than
  * parsed, copied and serialised; text holding `__type` or `className` (whose places the spread keeps) is parsed.
  */
 export async function readIncludedJson(roots: readonly JsonObject[], plan: IncludePlan, read: ReadJsonByIds): Promise<IncludedJson> {
   const { wanted } = pointersOf(roots.map((data) => ({ data, plan })), new Set());
   const found = new Map<string, string>();
-  const reads = [...wanted].map(async ([className, ids]) => {
-    for (const one of await read(className, ids)) found.set(refKey({ className, objectId: one.objectId }), includedObjectJson(className, one));
-  });
-  await Promise.all(reads);
+  if (wanted.size === 0) return found;
+  for (const one of await read(wanted)) found.set(refKey(one), includedObjectJson(one.className, one));
   return found;
 }
 

@@ -314,14 +314,19 @@ export class ObjectService {
   async readIncludedJson(caller: Caller, roots: readonly JsonObject[], plan: IncludePlan): Promise<IncludedJson | null> {
     const readers = readersFor(caller);
     let plain = true;
-    const included = await readIncludedJson(roots, plan, async (className, ids) => {
-      if (className.startsWith('_')) {
+    const included = await readIncludedJson(roots, plan, async (wanted) => {
+      const classes = [...wanted.keys()];
+      if (classes.some((className) => className.startsWith('_'))) {
         plain = false;
         return [];
       }
-      const [found, fields] = await Promise.all([this.store.getObjectsJson(caller.appId, className, ids, readers), this.relations.fieldsOf(caller.appId, className)]);
+      const refs = [...wanted].flatMap(([className, ids]) => ids.map((objectId) => ({ className, objectId })));
+      const [found, fields] = await Promise.all([
+        this.store.getObjectsJson(caller.appId, refs, readers),
+        Promise.all(classes.map((className) => this.relations.fieldsOf(caller.appId, className))),
+      ]);
       if (found.some((one) => mayHoldFile(one.dataJson))) plain = false;
-      return found.map((one) => jsonWithDescriptors(one, fields));
+      return found.map((one) => jsonWithDescriptors(one, fields[classes.indexOf(one.className)]));
     });
     return plain ? included : null;
   }

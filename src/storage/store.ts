@@ -95,8 +95,11 @@ export interface Store {
    * (an include level reads each class it reaches this way); any order, missing and implausible ids left out.
    */
   getObjects(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<StoredObject[]>;
-  /** getObjects with each object's fields as the JSON text JSON.stringify gives them (an include sent as stored). */
-  getObjectsJson(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<FoundJson[]>;
+  /**
+   * The objects among `refs` (of any classes) that the readers may read, each with its fields as the JSON text
+   * JSON.stringify gives them, in one statement: an include level sent as stored. Any order; missing and implausible ids left out.
+   */
+  getObjectsJson(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): Promise<Array<FoundJson & { className: string }>>;
   findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]>;
   /** findObjects' page with each object's fields as the JSON text JSON.stringify gives them, for a page that sends them on as they are. */
   findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]>;

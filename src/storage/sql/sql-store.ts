@@ -191,8 +191,16 @@ export class SqlStore implements Store {
     return (await this.rowsByIds(appId, className, ids, readers)).map((row) => fromRow(this.dialect, row));
   }
 
-  async getObjectsJson(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<FoundJson[]> {
-    return (await this.rowsByIds(appId, className, ids, readers)).map((row) => this.foundJson(row));
+  async getObjectsJson(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): Promise<Array<FoundJson & { className: string }>> {
+    const plausible = refs.filter((ref) => isPlausibleId(ref.objectId));
+    if (plausible.length === 0) return [];
+    // Every class of an include level in one statement: the (class, id) pairs bound as one parameter each side,
+    // each probed through the primary key (CROSS JOIN: the pairs first on SQLite too).
+    const pairs = this.dialect.textRows([plausible.map((ref) => ref.className), plausible.map((ref) => ref.objectId)]);
+    const { rows } = await sql<SelectedRow>`${this.dialect.reusedShape(sql`SELECT ${objectSelect} FROM ${pairs}
+      CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
+      AND ${this.readable(appId, readers)}`)}`.execute(this.db);
+    return rows.map((row) => ({ className: row.class_name, ...this.foundJson(row) }));
   }
 
   /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
