@@ -94,6 +94,6 @@ test('saveAll with a missing object fails with code 1 while the other objects ar
 test('what Roost lacks fails through the SDK with an error naming it (README "Not supported (yet)")', async () => {
   const cloud = await rejection(AV.Cloud.run('hello', {}));
   assert.deepEqual([cloud.code, cloud.message], [404, 'Not supported yet: cloud functions (POST /1.1/functions/…).']);
-  const statuses = await rejection(new AV.Query('_Status').find());
-  assert.deepEqual([statuses.code, statuses.message], [1, 'Not supported yet: status messages (_Status).']);
+  const conversations = await rejection(new AV.Query('_Conversation').find());
+  assert.deepEqual([conversations.code, conversations.message], [1, 'Not supported yet: instant messaging (_Conversation).']);
 });
