@@ -16,13 +16,16 @@ export function prepared(name: string, statement: Sql): Sql {
 }
 
 /**
- * Marks a query page's statement to run as a named prepared statement named by its text (its shape:
- * the where's values are bound), once the text has come often enough to be worth a name. Each connection
- * then parses it once; PostgreSQL keeps planning it per run with the values (a custom plan), because with
- * the application and class bound a generic plan cannot use a declared index (partial, one class's rows:
- * postgres/schema-ddl.ts) and costs more, so plan_cache_mode's auto choice keeps the custom plans.
- * Measured side by side on a page of 20 among 100,000 (bench/RESULTS.md, Objects): the database's CPU
- * per run 740 -> 560 µs for an indexed equality, 400 -> 330 µs for a range with order.
+ * Marks a read to run as a named prepared statement named by its text (its shape: the values are bound), once
+ * the text has come often enough to be worth a name. Each connection then parses it once, and from its sixth run
+ * PostgreSQL may plan it once for every value (a generic plan), which it does when that plan's estimate is below
+ * the custom plans' average. Only for reads that plan alike for any value: probes of the primary key (include
+ * levels) and a page whose application, class and readers are written into its text (dialect.pinnedScope, where.ts
+ * pageStatement), whose generic plan reads the declared index: the where page's database CPU ~550 -> 133 µs
+ * (bench/RESULTS.md, Objects). With the application and class bound, a generic plan can use no declared (partial)
+ * index and estimates the whole table, not the class; PostgreSQL took such plans after five runs for an $inQuery
+ * page (2 s against 2.5 ms) and for counts (a range's 0.7 -> 54 ms at 100,000 objects), so other pages and counts
+ * run unnamed (test/storage/page-plans.test.ts).
  */
 export function preparedShape(statement: Sql): Sql {
   return sql`${sql.raw(shapeMarker)} ${statement}`;

@@ -154,9 +154,10 @@ export interface SqlDialect {
   /** Statements run after ANALYZE: keep only the statistics that do not tie plans to bound values (boundClass). */
   readonly afterAnalyze: readonly Sql[];
   /**
-   * A read of a query's (its page, its count, an include level) marked to be parsed once per connection and shape (the text, values bound)
-   * where the database would otherwise parse it at every run; SQLite's statements are already kept by
-   * text (src/storage/sqlite/open.ts), so there it is the statement itself.
+   * A read that plans alike for every value (an include level's primary-key probes, a page with its scope pinned:
+   * where.ts pageStatement) marked to be parsed once per connection and shape (the text, values bound) and, on
+   * PostgreSQL, planned once where the database would otherwise parse and plan it at every run; SQLite's
+   * statements are already kept by text (src/storage/sqlite/open.ts), so there it is the statement itself.
    */
   reusedShape(statement: Sql): Sql;
   /**

@@ -17,8 +17,7 @@ import type {
 } from '../../objects/types.ts';
 import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
-import { queryReads } from '../../objects/query-reach.ts';
-import { compileWhere, countStatement, findStatement } from './where.ts';
+import { compileWhere, countStatement, pageStatement } from './where.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -230,22 +229,10 @@ export class SqlStore implements Store {
     return (await this.findRows(appId, className, query)).map((row) => this.foundJson(row));
   }
 
-  /**
-   * A page's or count's statement as a reused shape (dialect.reusedShape), unless its where holds a subquery.
-   * PostgreSQL moves a named statement to its generic plan once that plan's estimate is below the custom
-   * plans', and an $inQuery's custom estimate (each probe of the pointer index guessed at 0.5% of the class)
-   * is high enough that it did after five runs: the generic plan, which cannot use the declared partial indexes,
-   * read both classes whole, about 2 s a page against 2.5 ms (bench/RESULTS.md, Subqueries). Such statements
-   * run unnamed, planned with their values each time. test/storage/subquery-plans.test.ts.
-   */
-  private shaped(className: string, where: Where, statement: Sql): Sql {
-    return queryReads(className, where).length > 1 ? statement : this.dialect.reusedShape(statement);
-  }
-
-  /** The rows of a page (findStatement), nearest first for an unbounded $nearSphere. */
+  /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
   private async findRows(appId: string, className: string, query: FindQuery): Promise<SelectedRow[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
-    const page = async (q: FindQuery) => (await sql<SelectedRow>`${this.shaped(className, q.where, findStatement(scope, objectSelect, q))}`.execute(this.db)).rows;
+    const page = async (q: FindQuery) => (await sql<SelectedRow>`${pageStatement(scope, objectSelect, q)}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
       // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):
@@ -262,7 +249,9 @@ export class SqlStore implements Store {
 
   async countObjects(appId: string, className: string, where: Where, readers: Readers): Promise<number> {
     const scope = { dialect: this.dialect, appId, className, readers };
-    const { rows } = await sql<{ n: number | string }>`${this.shaped(className, where, countStatement(scope, where))}`.execute(this.db);
+    // Unnamed, planned with its values at each run: a count reads every match, and a generic plan (bound application
+    // and class) can read them through no declared index (pageStatement).
+    const { rows } = await sql<{ n: number | string }>`${countStatement(scope, where)}`.execute(this.db);
     return Number(rows[0].n);
   }
 

@@ -201,7 +201,7 @@ const isScalar = (value: Json): value is string | number | boolean => value !== 
  * The equality findStatement reads through an index: the first top-level `eq` of a scalar, or `$in` of
  * scalars, on a JSON field, as the dialect's two sides, each with the rest of the where.
  */
-function equalitySplit(scope: WhereScope, where: Where): (EqualitySides & { alone: boolean }) | null {
+function equalitySplit(scope: WhereScope, where: Where): (EqualitySides & { alone: boolean; oneValue: boolean }) | null {
   const { dialect, className } = scope;
   const conjuncts = where.op === 'and' ? where.items : [where];
   const node = conjuncts.find(
@@ -213,7 +213,7 @@ function equalitySplit(scope: WhereScope, where: Where): (EqualitySides & { alon
   const sides = dialect.jsonEqualsBranches(node.path, values, scope);
   if (sides === null) return null;
   const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
-  return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}`, alone: conjuncts.length === 1 };
+  return { ...sides, value: sql`${sides.value} AND ${rest}`, arrays: sql`${sides.arrays} AND ${rest}`, alone: conjuncts.length === 1, oneValue: values.length === 1 };
 }
 
 /**
@@ -249,11 +249,29 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
  * equality reads about `limit` rows however large the class (bench/RESULTS.md, "Objects").
  * test/storage/query-split.test.ts holds its pages to the unsplit statement's.
  */
-export function findStatement(
-  scope: WhereScope,
-  select: Sql,
-  query: { where: Where; order: OrderKey[]; limit: number; skip: number },
-): Sql {
+export function findStatement(scope: WhereScope, select: Sql, query: PageQuery): Sql {
+  return pageOf(scope, select, query).statement;
+}
+
+type PageQuery = { where: Where; order: OrderKey[]; limit: number; skip: number };
+
+/**
+ * findStatement's page as a store runs it: a reused shape (dialect.reusedShape, a named statement on PostgreSQL)
+ * only when its whole scope is written into its text (dialect.pinnedScope: application, class, and the public
+ * readers or none), the one page known to plan well once for every value. Any other page runs unnamed, planned
+ * with its values at each run. Named, PostgreSQL weighs a generic plan from the sixth run on and takes it when its
+ * estimate is below the custom plans' average; with the application and class bound that plan can use no declared
+ * (partial) index and estimates the whole table, not the class, and with a user's readers bound it sorts all of a
+ * value's rows: it flipped an $inQuery page to reading both classes whole (2 s a page), and counts the same way
+ * (test/storage/page-plans.test.ts). Whether a shape flips depends on the data, so the rule names what is known to
+ * plan well rather than excluding what was seen to flip.
+ */
+export function pageStatement(scope: WhereScope, select: Sql, query: PageQuery): Sql {
+  const { statement, plannedOnce } = pageOf(scope, select, query);
+  return plannedOnce ? scope.dialect.reusedShape(statement) : statement;
+}
+
+function pageOf(scope: WhereScope, select: Sql, query: PageQuery): { statement: Sql; plannedOnce: boolean } {
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
@@ -271,13 +289,16 @@ export function findStatement(
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
   const source = split === null ? pointerSource(scope, query.where) : null;
-  if (source !== null) return sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`;
-  if (split === null) return sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
+  if (source !== null) return { statement: sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`, plannedOnce: false };
+  if (split === null) return { statement: sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`, plannedOnce: false };
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
-  return sql`SELECT * FROM (${side(rows(split.value, split.valueFrom))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
+  const statement = sql`SELECT * FROM (${side(rows(split.value, split.valueFrom))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
     ORDER BY ${order} ${page}`;
+  // Planned once only with nothing of the scope bound: not a user's readers (their generic plan sorts all of a value's
+  // rows), nor an $in, whose probes bind the application and class (inBranches) and so read no declared index.
+  return { statement, plannedOnce: pinned !== null && split.oneValue && (pinned.readable !== null || scope.readers === null) };
 }
 
 /**

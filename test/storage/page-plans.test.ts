@@ -1,0 +1,72 @@
+// Which page and count statements run as named statements on PostgreSQL (where.ts pageStatement): only a page whose
+// whole scope is written into its text (a lone equality of one value in insertion order, with the public readers or
+// the master key), whose generic plan reads the declared index. Named, any other shape could be moved by PostgreSQL
+// to its generic plan after five runs, and that plan, with the application and class bound, can read no declared
+// (partial) index. Measured with a class of 100,000 objects beside 1,000 small classes (generic_plans of
+// pg_prepared_statements after 9 runs; forced plans with plan_cache_mode): a count of a range flipped, 0.7 -> 54 ms;
+// a count of an equality, 3.6 -> 9 ms; a page of a string range ordered by it, 61 -> 77 ms (the bug of 2a8b413 for
+// $inQuery: 2 s a page). A lone equality with a user's readers (roles) or an $in kept custom plans there, but their
+// generic plans sort all of a value's matches (1.6 against 0.06 ms, 27 against 15 ms) and would be taken on other data.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql, type Kysely } from 'kysely';
+import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
+import { openPostgresStore } from '../../src/storage/postgres/open.ts';
+import { freshApp } from './stores.ts';
+import { parseOrder, parseWhere } from '../../src/objects/query.ts';
+import type { Readers } from '../../src/objects/types.ts';
+
+test('only a page planned alike for every value is a named statement on PostgreSQL; counts and other pages answer alike unnamed', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const database = await freshPostgresDatabase();
+  // One connection, so the statement catalogue read below is the pages' own session's.
+  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
+  try {
+    const db = (store as unknown as { db: Kysely<any> }).db;
+    const appId = await freshApp(store);
+    // A class of 20,000 beside 300 small ones: a generic plan estimates a bound class as the average one. At this
+    // size the two counts below flipped to their generic plans (0.5 -> 11 ms, 2 -> 8 ms) before pageStatement.
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+      SELECT ${appId}, 'Big', lpad(to_hex(i), 24, '0'), i, i,
+        jsonb_build_object('group', i % 100, 'score', (i * 37) % 20000, 'name', 'n' || (i * 7919 % 20000)),
+        CASE WHEN i % 10 = 1 THEN '{role:admins}'::text[] WHEN i % 10 = 2 THEN '{u1}'::text[] ELSE '{*}'::text[] END
+      FROM generate_series(1, 20000) AS i`.execute(db);
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+      SELECT ${appId}, 'Small' || (i % 300), lpad(to_hex(i), 24, '0'), i, i, jsonb_build_object('group', i % 7, 'score', i), '{*}'
+      FROM generate_series(1, 6000) AS i`.execute(db);
+    for (const [name, field] of [['byGroup', 'group'], ['byScore', 'score'], ['byName', 'name']]) {
+      assert.ok(await store.classIndexes.create(appId, 'Big', { name, keys: [{ path: [field], descending: false }], unique: false }));
+      await store.classIndexes.idle();
+    }
+    const shapes: Array<{ where: (run: number) => unknown; order?: string; count?: boolean }> = [
+      { where: (run) => ({ group: run }) },
+      { where: (run) => ({ group: run }), count: true },
+      { where: (run) => ({ score: { $gte: 19500 - run } }), count: true },
+      { where: (run) => ({ name: { $gte: `n${run}` } }), order: 'name' },
+      { where: (run) => ({ score: { $gte: 1000 * run } }), order: 'score' },
+      { where: (run) => ({ group: { $in: [run, run + 1] } }) },
+      { where: (run) => ({ $relatedTo: { object: { __type: 'Pointer', className: 'Owner', objectId: `ow${run}` }, key: 'likes' } }) },
+    ];
+    const readerSets: Readers[] = [['*'], ['*', 'u1'], null];
+    for (const shape of shapes) {
+      for (const readers of readerSets) {
+        const answers = [];
+        // Twice each value: the second pass runs the shape past its sixth run, where a named one may take its generic plan.
+        for (let run = 0; run < 12; run++) {
+          const where = parseWhere(shape.where(run % 6));
+          answers.push(shape.count
+            ? await store.countObjects(appId, 'Big', where, readers)
+            : (await store.findObjects(appId, 'Big', { where, order: shape.order ? parseOrder(shape.order) : [], limit: 20, skip: 0, readers })).map((o) => o.objectId));
+        }
+        assert.deepEqual(answers.slice(6), answers.slice(0, 6), JSON.stringify({ shape: shape.where(0), readers }));
+      }
+    }
+    const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE name LIKE 'roost_shape_%'`.execute(db);
+    // The lone equality with the public readers and with the master key; not with a user's readers, and nothing else.
+    assert.equal(rows.length, 2, JSON.stringify(rows.map((row) => row.statement)));
+    for (const row of rows) assert.match(row.statement, /o\.class_name = 'Big'/);
+    assert.equal(rows.filter((row) => /count\(\*\)/.test(row.statement)).length, 0);
+  } finally {
+    await store.close();
+    await database.drop();
+  }
+});
