@@ -5,7 +5,6 @@ import type { Json, OrderKey } from '../../objects/types.ts';
 import type { Comparison, Sql, SqlDialect, ViolatedIndex } from '../sql/dialect.ts';
 import type { ImportBatch, ImportRecord } from '../ops-store.ts';
 import { comparisonOperators } from '../sql/where.ts';
-import { quoteLiteral } from '../sql/literal.ts';
 
 function jsonPath(path: string[]): string {
   return '$' + path.map((segment) => `."${segment}"`).join('');
@@ -73,7 +72,7 @@ export function byRoles(roles: Sql): Sql {
   return sql`(instr(o.readers, '"role:') > 0 AND EXISTS (SELECT 1 FROM json_each(o.readers) j WHERE j.value IN (${roles})))`;
 }
 
-/** The most values an $in is split with (jsonEqualsBranches), each a literal of the statement. */
+/** The most values an $in is split with (jsonEqualsBranches); a longer list stays one condition (jsonIn). */
 const maxSplitValues = 1000;
 
 export const sqliteDialect: SqlDialect = {
@@ -97,42 +96,37 @@ export const sqliteDialect: SqlDialect = {
   },
 
   jsonEqualsBranches(path, values, scope) {
-    // A long $in stays one bound list (jsonIn): a statement of its own for every list is a statement to parse each time.
+    // A long $in stays one condition (jsonIn): its valueFrom would read every match of the list and sort them.
     if (values.length > maxSplitValues) return null;
     const p = pathLiteral(path);
-    // Literals, not parameters: against a bound value SQLite reads the index's matches but sorts them
-    // again, reading all of them (3.53: 94 µs against 1 ms for a page of 20 among 1,000 matches).
-    const literal = (value: string | number | boolean) => (typeof value === 'string' ? quoteLiteral(value) : String(bindable(value)));
-    const list = (of: Array<string | number | boolean>) => sql.raw([...new Set(of.map(literal))].join(', '));
-    // The index holds json_extract, where true is 1 and '1' is not 1: each kind of value tested with its types after it.
-    const type = sql`json_type(o.data, ${p})`;
-    const strings = values.filter((v) => typeof v === 'string');
-    const numbers = values.filter((v) => typeof v === 'number');
-    const flags = [...new Set(values.filter((v) => typeof v === 'boolean').map((v) => (v ? 'true' : 'false')))];
-    const exact: Sql[] = [];
-    if (strings.length) exact.push(sql`(${type} = 'text' AND ${extract(path)} IN (${list(strings)}))`);
-    if (numbers.length) exact.push(sql`(${type} IN ('integer', 'real') AND ${extract(path)} IN (${list(numbers)}))`);
-    if (flags.length) exact.push(sql`${type} IN (${sql.join(flags.map((flag) => sql.lit(flag)))})`);
+    // The values are bound (the one value as a parameter, lists as scalarIn's JSON parameters): a page's text
+    // is the same for every value, so the statement cache keeps one statement, not one a value (a prepare is
+    // 70-170 µs; 500 groups or 1,000 categories overflowed the 500-text cache). They were literals since 1a14819,
+    // which saw SQLite sort all of a bound value's matches (1 ms against 94 µs); with the class bound as +?, no
+    // value samples (afterAnalyze) and literal limits, the plans are the same bound or literal, with and without
+    // statistics (test/storage/query-split.test.ts asserts the value's side unsorted).
     const elements = scalarIn(sql`e.type`, sql`e.value`, values);
+    const arrays = sql`(json_type(o.data, ${p}) = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE ${sql.join(elements, sql` OR `)}))`;
     // An array's json_extract is its text, '[' first: a range of a declared index that holds no scalar
     // of the types compared, and nothing at all on a field that holds no arrays. Read first (CROSS JOIN
     // fixes SQLite's loop order), then the rows by rowid: left to choose, with statistics of some indexes
     // and not others, the planner read the whole class through another index (9.8 ms against 0.25 ms).
     const arraysFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = ${scope.appId} AND class_name = +${scope.className}
       AND json_extract(data, ${p}) >= '[' AND json_extract(data, ${p}) < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r`;
+    const one = values.length === 1 ? values[0] : null;
+    if (one !== null) {
+      const types = sql.join(typesOf(one).map((t) => sql.lit(t)));
+      // One value as `=`, read in the page's order from the declared index.
+      return { value: sql`(${extract(path)} = ${bindable(one)} AND json_type(o.data, ${p}) IN (${types}))`, arrays, arraysFrom };
+    }
     // Several values: their rows first, through the declared index, then by rowid (as arraysFrom): left to
     // choose, with no statistics the planner read the class in the page's order to spare the sort.
+    const keys = JSON.stringify([...new Set(values.map(bindable))]);
     const valueFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = ${scope.appId} AND class_name = +${scope.className}
-      AND json_extract(data, ${p}) IN (${list(values)})) matched CROSS JOIN objects o ON o.rowid = matched.r`;
-    return {
-      // One value as `=`, read in the page's order from the declared index.
-      value: values.length === 1
-        ? sql`(${extract(path)} = ${list(values)} AND ${sql.join(exact, sql` OR `)})`
-        : sql`(${sql.join(exact, sql` OR `)})`,
-      ...(values.length === 1 ? {} : { valueFrom }),
-      arrays: sql`(json_type(o.data, ${p}) = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, ${p}) e WHERE ${sql.join(elements, sql` OR `)}))`,
-      arraysFrom,
-    };
+      AND json_extract(data, ${p}) IN (SELECT value FROM json_each(${keys}))) matched CROSS JOIN objects o ON o.rowid = matched.r`;
+    // The index holds json_extract, where true is 1 and '1' is not 1: each kind of value tested with its types after it.
+    const exact = scalarIn(sql`json_type(o.data, ${p})`, extract(path), values);
+    return { value: sql`(${sql.join(exact, sql` OR `)})`, valueFrom, arrays, arraysFrom };
   },
 
   jsonIn(path: string[], values: Json[]): Sql {
