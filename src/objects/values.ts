@@ -25,6 +25,11 @@ export function isPlausibleId(id: string): boolean {
   return plausibleId.test(id);
 }
 
+/** A Pointer to a user, as the wire and the stores hold one. */
+export function userPointer(objectId: string): { __type: 'Pointer'; className: '_User'; objectId: string } {
+  return { __type: 'Pointer', className: '_User', objectId };
+}
+
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,7 +5,7 @@ import type { Caller } from '../objects/acl.ts';
 import type { Operation } from '../objects/ops.ts';
 import type { ObjectService, WriteBody } from '../objects/service.ts';
 import type { AppRecord, Json, JsonObject, StoredObject, Where } from '../objects/types.ts';
-import { isObject } from '../objects/values.ts';
+import { isObject, userPointer } from '../objects/values.ts';
 import type { Store } from '../storage/store.ts';
 import { checkChannels } from './request.ts';
 import { defaultProfile } from './routing.ts';
@@ -119,7 +119,7 @@ function withDefaults(caller: Caller, body: WriteBody, current: StoredObject | n
   }
   // A device saved with a session is tied to that user (reference §4.1).
   if (caller.userId !== null && !setsField(body, 'user')) {
-    operations.push({ kind: 'set', path: ['user'], value: { __type: 'Pointer', className: '_User', objectId: caller.userId } });
+    operations.push({ kind: 'set', path: ['user'], value: userPointer(caller.userId) });
   }
   return { acl: body.acl, operations };
 }

@@ -1,11 +1,9 @@
 import { fail } from '../lib/errors.ts';
-import { isObject } from '../objects/values.ts';
+import { isObject, userPointer } from '../objects/values.ts';
 import { masterCallerOf, type QueryCaller } from '../objects/query-reach.ts';
 import { parseWhereParam } from '../objects/query.ts';
 import { parseWriteBody, type ObjectService } from '../objects/service.ts';
 import type { StoredObject } from '../objects/types.ts';
-
-const pointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
 /** The fields a follow's attributes cannot set: they say who follows whom. */
 const reserved = new Set(['user', 'follower', 'followee', 'ACL', 'objectId', 'createdAt', 'updatedAt']);
@@ -32,15 +30,15 @@ export class Friendships {
     const target = await this.objects.get(master, '_User', targetId);
     if (target === null || target === 'noClass') fail('userNotFound');
     const acl = { '*': { read: true } };
-    await this.put(master, '_Followee', { user: pointer(userId), followee: pointer(targetId) }, { ...fields, ACL: acl });
-    await this.put(master, '_Follower', { user: pointer(targetId), follower: pointer(userId) }, { ...fields, ACL: acl });
+    await this.put(master, '_Followee', { user: userPointer(userId), followee: userPointer(targetId) }, { ...fields, ACL: acl });
+    await this.put(master, '_Follower', { user: userPointer(targetId), follower: userPointer(userId) }, { ...fields, ACL: acl });
   }
 
   /** `userId` no longer follows `targetId`; nothing to undo is no error. */
   async unfollow(caller: QueryCaller, who: string, targetId: string): Promise<void> {
     const userId = this.admit(caller, who);
     const master = masterCallerOf(caller.app);
-    for (const [className, key] of [['_Followee', { user: pointer(userId), followee: pointer(targetId) }], ['_Follower', { user: pointer(targetId), follower: pointer(userId) }]] as const) {
+    for (const [className, key] of [['_Followee', { user: userPointer(userId), followee: userPointer(targetId) }], ['_Follower', { user: userPointer(targetId), follower: userPointer(userId) }]] as const) {
       for (const found of await this.find(master, className, key)) await this.objects.remove(master, className, found.objectId);
     }
   }

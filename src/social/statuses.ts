@@ -2,11 +2,9 @@ import { fail } from '../lib/errors.ts';
 import { masterCallerOf, type QueryCaller } from '../objects/query-reach.ts';
 import { parseWhereParam } from '../objects/query.ts';
 import { parseWriteBody, type ObjectService } from '../objects/service.ts';
-import { checkClassName, checkText, isObject } from '../objects/values.ts';
+import { checkClassName, checkText, isObject, userPointer } from '../objects/values.ts';
 import type { StoredObject, Where } from '../objects/types.ts';
 import type { InboxKey, StatusInboxStore } from '../storage/status-inbox-store.ts';
-
-const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
 /** Most inboxes one status reaches: the delivery runs within the request. */
 export const maxRecipients = 100_000;

@@ -1,3 +1,4 @@
+import { userPointer } from '../../objects/values.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors.ts';
 import type { AppRecord } from '../../objects/types.ts';
@@ -29,7 +30,6 @@ function composeInput(body: unknown): ComposeInput {
 }
 
 const list = (raw: string) => raw.split(',').map((item) => item.trim()).filter(Boolean);
-const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
 /** The users named by id, username or email: their ids, read through the REST API. */
 async function userIds(rest: MasterRest, names: string[]): Promise<string[]> {

@@ -1,3 +1,4 @@
+import { userPointer } from '../../objects/values.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseWhereParam } from '../../objects/query.ts';
 import type { ObjectService } from '../../objects/service.ts';
@@ -5,8 +6,6 @@ import type { Friendships } from '../../social/friendships.ts';
 import { answerObjects } from '../answer.ts';
 import { listParams, listQuery, queryOf, type Query } from '../params.ts';
 import { declared, pathParams, writeBody } from '../schema.ts';
-
-const pointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
 /** Follow, unfollow and the lists of a user's followers and followees (the hosted friendship API). */
 export function registerFriendshipRoutes(app: FastifyInstance, options: { friendships: Friendships; objects: ObjectService }): void {
@@ -26,7 +25,7 @@ export function registerFriendshipRoutes(app: FastifyInstance, options: { friend
   /** One side of a user's follows as `GET /1.1/classes/<class>?where={"user":<user>}` answers it, with the query's own where, include, keys, limit. */
   async function side(request: FastifyRequest, className: '_Follower' | '_Followee', userId: string, query: Query) {
     const params = listParams(query);
-    const own = parseWhereParam(JSON.stringify({ user: pointer(userId) }));
+    const own = parseWhereParam(JSON.stringify({ user: userPointer(userId) }));
     const found = await objects.find(request.ctx, className, { ...params, where: { op: 'and', items: [own, params.where] } });
     return answerObjects(objects, request.ctx, found, params);
   }
