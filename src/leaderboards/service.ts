@@ -46,6 +46,14 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: s
   return value as T;
 }
 
+/** A member's value with its board's member type: which class the member is an object of. */
+export type BoardStatistic = Statistic & { memberType: string };
+
+const withMemberType = (boards: ReadonlyMap<string, Leaderboard>) => (statistic: Statistic): BoardStatistic => ({
+  ...statistic,
+  memberType: boards.get(statistic.statisticName)!.memberType,
+});
+
 export interface NewLeaderboard {
   statisticName?: unknown;
   memberType?: unknown;
@@ -215,10 +223,11 @@ export class Leaderboards {
   }
 
   /** A member's values in the current versions of the boards named, or of every board it is on. */
-  async statisticsOf(appId: string, kind: MemberKind, member: string, statisticNames: readonly string[] | null): Promise<Statistic[]> {
+  async statisticsOf(appId: string, kind: MemberKind, member: string, statisticNames: readonly string[] | null): Promise<BoardStatistic[]> {
     const names = statisticNames ?? (await this.store.boardsOf(appId, member));
     const boards = statisticNames ? await this.boardsFor(appId, kind, names) : await this.existing(appId, kind, names);
-    return this.store.statisticsOf(appId, member, new Map([...boards.values()].map((board) => [board.statisticName, board.version])));
+    const found = await this.store.statisticsOf(appId, member, new Map([...boards.values()].map((board) => [board.statisticName, board.version])));
+    return found.map(withMemberType(boards));
   }
 
   /** The boards of those names that exist and rank `kind`, as they stand now. */
@@ -231,11 +240,13 @@ export class Leaderboards {
   }
 
   /** The values of several members (at most 200) on one board's current version, in the order asked. */
-  async statisticsOfMembers(appId: string, kind: MemberKind, statisticName: string, members: unknown): Promise<Statistic[]> {
+  async statisticsOfMembers(appId: string, kind: MemberKind, statisticName: string, members: unknown): Promise<BoardStatistic[]> {
     if (!Array.isArray(members) || members.length > 200) fail('invalidLeaderboard', 'The body must be an array of at most 200 ids.');
     members.forEach(checkMemberId);
-    const board = (await this.boardsFor(appId, kind, [statisticName])).get(statisticName)!;
-    const found = new Map((await this.store.statisticsOfMembers(appId, statisticName, board.version, members)).map((s) => [s.member, s]));
+    const boards = await this.boardsFor(appId, kind, [statisticName]);
+    const board = boards.get(statisticName)!;
+    const stored = await this.store.statisticsOfMembers(appId, statisticName, board.version, members);
+    const found = new Map(stored.map(withMemberType(boards)).map((s) => [s.member, s]));
     return members.flatMap((member: string) => found.get(member) ?? []);
   }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isoDate } from '../../lib/clock.ts';
 import { ApiError, fail } from '../../lib/errors.ts';
-import { checkMemberId, kindOfMemberType, type Leaderboards, type MemberKind } from '../../leaderboards/service.ts';
+import { checkMemberId, kindOfMemberType, type BoardStatistic, type Leaderboards, type MemberKind } from '../../leaderboards/service.ts';
 import type { Leaderboard, Statistic } from '../../storage/leaderboard-store.ts';
 import type { JsonObject } from '../../objects/types.ts';
 import type { ObjectService } from '../../objects/service.ts';
@@ -248,14 +248,9 @@ export function registerLeaderboardRoutes(
   }
 
   /** A member's values with the member (user, object or entity) as the board's type names it. */
-  async function statisticsWithMembers(ctx: RequestContext, kind: MemberKind, statistics: Statistic[], query: Query): Promise<JsonObject[]> {
-    if (statistics.length === 0) return [];
-    const boards = await leaderboards.getMany(ctx.appId, [...new Set(statistics.map((s) => s.statisticName))]);
-    const byClass = new Map<string, Statistic[]>();
-    for (const statistic of statistics) {
-      const className = boards.get(statistic.statisticName)!.memberType;
-      byClass.set(className, [...(byClass.get(className) ?? []), statistic]);
-    }
+  async function statisticsWithMembers(ctx: RequestContext, kind: MemberKind, statistics: BoardStatistic[], query: Query): Promise<JsonObject[]> {
+    const byClass = new Map<string, BoardStatistic[]>();
+    for (const statistic of statistics) byClass.set(statistic.memberType, [...(byClass.get(statistic.memberType) ?? []), statistic]);
     const members = new Map<string, unknown>();
     for (const [className, ofClass] of byClass) {
       const wire = await membersWire(deps, ctx, kind, className, ofClass.map((s) => s.member), query);
