@@ -213,3 +213,32 @@ test('Redis cut: the node keeps serving, and own-channel pushes flow again once 
   assert.deepEqual(device.messages.map((m) => m.data.alert).sort(), ['after Redis is back', 'while Redis is away']);
   assert.ok(alive(node));
 });
+
+test('Redis cut on one node: a push published while that node did not listen reaches its device once it listens again', async () => {
+  const database = await testDatabase();
+  databases.push(database);
+  const relay = await startTcpRelay({ host: '127.0.0.1', port: 6379 });
+  relays.push(relay);
+  // Node A publishes through Redis itself; node B, which holds the device, reaches Redis only through the relay.
+  const a = await start({ ...database.env, REDIS_URL: 'redis://127.0.0.1:6379', PUSH_LEASE_MS: '1000' });
+  const b = await start({ ...database.env, REDIS_URL: `redis://127.0.0.1:${relay.port}`, PUSH_LEASE_MS: '1000' });
+  const keys = a.defaultKeys!;
+  const master = new Client({ url: a.url, ...keys });
+  const installed = await master.post('/1.1/installations', { installationId: 'missed-device', deviceType: 'android', channels: ['missed'] });
+  assert.equal(installed.status, 201);
+  const device = new ChannelClient({ url: b.url, appId: keys.appId, appKey: keys.appKey, installationId: 'missed-device' });
+  devices.push(device);
+  await device.connect();
+
+  relay.cut();
+  const pushed = await master.post('/1.1/push', { channels: ['missed'], data: { alert: 'while node B did not listen' } });
+  assert.equal(pushed.status, 201);
+  // Done means published: by node A, since node B cannot reach Redis, so node B's subscription missed it.
+  await waitFor('the push to be published', async () => (await master.get(`/1.1/notifications/${pushed.body.objectId}`)).body.status === 'done', 30_000);
+  assert.equal(device.messages.length, 0);
+
+  relay.restore();
+  await device.waitForMessages(1, 10_000);
+  assert.deepEqual(device.messages.map((m) => m.data), [{ alert: 'while node B did not listen' }]);
+  assert.ok(alive(a) && alive(b));
+});

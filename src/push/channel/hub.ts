@@ -44,6 +44,7 @@ export const closeCodes = { loginFailed: 4001, replaced: 4002, shuttingDown: 100
 export const mailboxLimit = 1000;
 const loginTimeoutMs = 30_000;
 const maxSeen = 2000;
+const resendConcurrency = 8;
 
 /** A connection as the hub tracks it; protocols read who is logged in from it. */
 export interface DeviceSession {
@@ -123,8 +124,32 @@ export class ChannelHub {
     Object.assign(session, { key, appId, installationId });
     this.sessions.set(key, session);
     confirm();
+    await this.sendMailbox(session, appId, installationId);
+  }
+
+  private async sendMailbox(session: DeviceSession, appId: string, installationId: string): Promise<void> {
     const waiting = await this.store.mailbox(appId, installationId, this.clock.now(), mailboxLimit);
     for (const message of waiting) this.sendOnce(session, message.id, session.socket.wire.push(message));
+  }
+
+  /**
+   * Sends every connected device what waits in its mailbox, as at a login. The relay calls it when
+   * this node listens again after losing its subscription: batches published meanwhile never reached
+   * this hub, but their messages are in the mailboxes (a page is routed into them before it is
+   * published). A few devices at a time, so a node holding many does not flood the database.
+   */
+  async resendMailboxes(): Promise<void> {
+    const pending = [...this.sessions.values()];
+    const worker = async () => {
+      for (let session = pending.pop(); session; session = pending.pop()) {
+        const { appId, installationId } = session;
+        if (appId === null || installationId === null || this.sessions.get(session.key ?? '') !== session) continue;
+        await this.sendMailbox(session, appId, installationId).catch((error) => {
+          this.logger.warn({ err: error, installationId }, 'push channel: resending a mailbox failed; the device gets it at its next login');
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: resendConcurrency }, worker));
   }
 
   private sendOnce(session: DeviceSession, id: string, frame: string | Uint8Array): boolean {

@@ -34,9 +34,10 @@ export class RedisRelay implements Relay {
   constructor(options: { url: string; hub: ChannelHub; logger: Logger; channel?: string }) {
     this.channel = options.channel ?? 'roost:push:channel';
     // A publish fails after a few retries (the page is delivered again when its lease ends); the
-    // subscription waits for Redis however long it is away, and ioredis renews it on every reconnect.
+    // subscription waits for Redis however long it is away and is renewed here on every connection,
+    // not by ioredis, so that the hub learns when this node listens again.
     this.pub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
-    this.sub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: null });
+    this.sub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: null, autoResubscribe: false });
     for (const client of [this.pub, this.sub]) {
       client.on('error', (error) => options.logger.warn({ err: error.message }, 'push relay: redis error'));
     }
@@ -49,7 +50,21 @@ export class RedisRelay implements Relay {
       }
       options.hub.deliver(batch);
     });
-    this.ready = this.sub.subscribe(this.channel);
+    this.ready = new Promise<void>((resolve) => {
+      let listenedBefore = false;
+      this.sub.on('ready', () => {
+        this.sub.subscribe(this.channel).then(
+          () => {
+            // What was published while this node did not listen is lost in Redis but waits in the mailboxes.
+            if (listenedBefore) void options.hub.resendMailboxes();
+            listenedBefore = true;
+            resolve();
+          },
+          // The connection dropped again before the subscription: the next 'ready' subscribes.
+          (error: Error) => options.logger.warn({ err: error.message }, 'push relay: subscribing failed'),
+        );
+      });
+    });
   }
 
   /** Resolves once this node listens, so nothing published after start is missed. */
