@@ -9,7 +9,8 @@
 // The peer lives in bench/peer (own package.json and lockfile); this script installs it there with
 // `npm ci` when its node_modules are missing. Knobs (environment): BENCH_DURATION seconds per
 // measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_USERS seeded per server (200),
-// BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs Roost with --cpu-prof into bench/profiles/.
+// BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs Roost with --cpu-prof into bench/profiles/,
+// BENCH_ONLY=update,master runs only the scenarios whose names start with one of those words (no --record then).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +30,8 @@ import {
   log,
   machine,
   median,
+  postgresCpu,
+  postgresCpuSince,
   percent,
   quiesce,
   recordSection,
@@ -66,6 +69,8 @@ interface User {
 interface Flavour {
   label: string;
   server: ServerProcess;
+  /** Its PostgreSQL database, whose backends' CPU is counted with it. */
+  database: string;
   base: string;
   client: Record<string, string>;
   master: Record<string, string>;
@@ -151,7 +156,7 @@ interface Scenario {
 
 const runTag = randomBytes(3).toString('hex');
 
-const scenarioList: Scenario[] = [
+const allScenarios: Scenario[] = [
   {
     name: 'sign-up',
     options: (f, round) => ({
@@ -229,17 +234,27 @@ const scenarioList: Scenario[] = [
   },
 ];
 
+const only = process.env.BENCH_ONLY?.split(',').filter((word) => word !== '');
+const scenarioList = only ? allScenarios.filter((scenario) => only.some((word) => scenario.name.startsWith(word))) : allScenarios;
+
 interface Sample extends LoadResult {
   serverCpu: number;
+  /** CPU-seconds per second of the server's own database's backends (and PostgreSQL's shared processes). */
+  databaseCpu: number;
 }
 
 async function measure(flavour: Flavour, scenario: Scenario, round: number, all: Flavour[]): Promise<Sample> {
   await quiesce(all.map((f) => f.server.pid));
   const before = cpuTime(flavour.server.pid);
+  const databaseBefore = postgresCpu(flavour.database);
   const result = await load(scenario.options(flavour, round));
-  const sample = { ...result, serverCpu: (cpuTime(flavour.server.pid) - before) / result.durationSec };
+  const sample = {
+    ...result,
+    serverCpu: (cpuTime(flavour.server.pid) - before) / result.durationSec,
+    databaseCpu: postgresCpuSince(databaseBefore, flavour.database) / result.durationSec,
+  };
   log(
-    `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)}` +
+    `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)}, PostgreSQL ${sample.databaseCpu.toFixed(2)}` +
       (sample.non2xx || sample.errors ? `, non-2xx ${sample.non2xx}, errors ${sample.errors} ${JSON.stringify(sample.statuses)}` : ''),
   );
   return sample;
@@ -259,6 +274,23 @@ function measureHashLimit(): HashLimit {
   const result = JSON.parse(out) as HashLimit;
   log(`hash limit: ${fixed(result.rate, 1)} argon2id checks/s (CPU ${result.cpu.toFixed(2)}; ${JSON.stringify(result.ways)}) with ${JSON.stringify(result.params)}`);
   return result;
+}
+
+function meVerdict(ratio: number): string {
+  return `- users/me: Roost ${ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 10×, issue 14): ${ratio >= 10 ? 'met' : 'MISSED'}`;
+}
+
+/** Each round's login against the hash limit measured in that round, and what a login costs in checks. */
+function loginVerdict(runs: Sample[], hashLimits: HashLimit[]): string {
+  const hashRate = median(hashLimits.map((h) => h.rate));
+  const loginShare = median(runs.map((run, i) => run.rps / hashLimits[i].rate));
+  const loginCpuMs = median(runs.map((run) => (run.serverCpu / run.rps) * 1000));
+  const hashCpuMs = median(hashLimits.map((h) => (h.cpu / h.rate) * 1000));
+  const params = hashLimits[0].params;
+  return [
+    `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginShare >= 0.9 ? 'met' : 'MISSED'} — ${fixed(median(runs.map((run) => run.rps)), 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, the better of ${(hashLimits[0].ways ?? [{ workers: connections }]).map((w) => w.workers).join(' and ')} checks at a time)`,
+    `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -291,6 +323,7 @@ async function main(): Promise<void> {
     const roost: Flavour = {
       label: 'Roost',
       server: roostServer,
+      database: roostDb,
       base: '/1.1',
       client: { 'x-lc-id': keys.appId, 'x-lc-key': keys.appKey },
       master: { 'x-lc-id': keys.appId, 'x-lc-key': `${keys.masterKey},master` },
@@ -300,6 +333,7 @@ async function main(): Promise<void> {
     const parse: Flavour = {
       label: 'Parse Server',
       server: peer.server,
+      database: peerDb,
       base: '/parse',
       client: { 'x-parse-application-id': peer.keys.appId, 'x-parse-rest-api-key': peer.keys.restKey },
       master: { 'x-parse-application-id': peer.keys.appId, 'x-parse-master-key': peer.keys.masterKey },
@@ -349,7 +383,6 @@ async function main(): Promise<void> {
     }
     await stopAll();
 
-    const hashRate = median(hashLimits.map((h) => h.rate));
     const rows = scenarioList.map((scenario) => {
       const r = samples.get(`Roost/${scenario.name}`)!;
       const p = samples.get(`Parse Server/${scenario.name}`)!;
@@ -362,6 +395,8 @@ async function main(): Promise<void> {
         roostP99: median(r.map((run) => run.p99)),
         parseP99: median(p.map((run) => run.p99)),
         roostCpu: median(r.map((run) => run.serverCpu)),
+        roostMicros: median(r.map((run) => (run.serverCpu / run.rps) * 1e6)),
+        roostDatabaseMicros: median(r.map((run) => (run.databaseCpu / run.rps) * 1e6)),
         parseCpu: median(p.map((run) => run.serverCpu)),
         bad: `${r.reduce((s, run) => s + run.non2xx + run.errors, 0)} / ${p.reduce((s, run) => s + run.non2xx + run.errors, 0)}`,
         roostRuns: r,
@@ -374,6 +409,7 @@ async function main(): Promise<void> {
       'Roost ÷ Parse',
       'p99 ms Roost / Parse',
       'CPU Roost / Parse',
+      'Roost CPU µs/req (+ PostgreSQL)',
       'non-2xx Roost / Parse',
     ];
     const body = rows.map((row) => [
@@ -383,27 +419,17 @@ async function main(): Promise<void> {
       `${row.ratio.toFixed(2)}×`,
       `${fixed(row.roostP99)} / ${fixed(row.parseP99)}`,
       `${row.roostCpu.toFixed(2)} / ${row.parseCpu.toFixed(2)}`,
+      `${fixed(row.roostMicros)} + ${fixed(row.roostDatabaseMicros)}`,
       row.bad,
     ]);
-    const me = rows.find((row) => row.name === 'users/me')!;
-    const login = rows.find((row) => row.name === 'login')!;
-    // Each round's login against the hash limit measured in that round.
-    const loginShare = median(login.roostRuns.map((run, i) => run.rps / hashLimits[i].rate));
-    const loginCpuMs = median(login.roostRuns.map((run) => (run.serverCpu / run.rps) * 1000));
-    const hashCpuMs = median(hashLimits.map((h) => (h.cpu / h.rate) * 1000));
-    const meOk = me.ratio >= 10;
-    const loginOk = loginShare >= 0.9;
-    const params = hashLimits[0].params;
-    const verdict = [
-      `- users/me: Roost ${me.ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 10×, issue 14): ${meOk ? 'met' : 'MISSED'}`,
-      `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginOk ? 'met' : 'MISSED'} — ${fixed(login.roost, 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, the better of ${(hashLimits[0].ways ?? [{ workers: connections }]).map((w) => w.workers).join(' and ')} checks at a time)`,
-      `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
-    ].join('\n');
+    const me = rows.find((row) => row.name === 'users/me');
+    const login = rows.find((row) => row.name === 'login');
+    const verdict = [me && meVerdict(me.ratio), login && loginVerdict(login.roostRuns, hashLimits)].filter((line) => line).join('\n');
     const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const settings = `${connections} connections, ${rounds} rounds × ${durationSec} s per scenario and server (after 2 s warm-up), ${userCount} seeded users per server; Parse Server ${peerVersion()} (bcrypt cost 10 via @node-rs/bcrypt) and Roost both on PostgreSQL ${await pgVersion()}`;
     process.stdout.write(`\n${table(headers, body)}\n\n${verdict}\n\n${settings}\nmachine: ${machine()}\n`);
 
-    if (record) {
+    if (record && !only) {
       recordSection(
         'accounts',
         `## Accounts (issue 3): Roost against Parse Server, and the password-hash limit
@@ -418,7 +444,7 @@ ${verdict}
 Reproduce: \`npm install && npm run bench:accounts\` (installs bench/peer with \`npm ci\` on first use; needs PostgreSQL on 127.0.0.1:5432, user postgres, trust, or \`BENCH_PG_URL\`). \`-- --record\` rewrites this section.`,
       );
     }
-    if (!meOk || !loginOk) process.exitCode = 1;
+    if (verdict.includes('MISSED')) process.exitCode = 1;
   } finally {
     await stopAll();
   }
