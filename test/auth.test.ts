@@ -78,7 +78,7 @@ describe('application keys', () => {
   });
 
   // Only the exact key opens anything, however often a right one was sent before (src/http/context.ts compares
-  // every request's key with the record's key digests; no cache of accepted headers).
+  // every request's key with the record's key bytes; no cache of accepted headers).
   test('a key accepted before opens nothing else: near misses, the app key as master, an unknown id, again and again', async () => {
     for (let round = 0; round < 3; round++) {
       assert.equal((await call({ 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey })).status, 200);
@@ -87,6 +87,10 @@ describe('application keys', () => {
       const refused: Array<Record<string, string>> = [
         { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey}x` },
         { 'X-LC-Id': server.appId, 'X-LC-Key': server.appKey.slice(0, -1) },
+        // As long as the key, one character off; as many characters but more bytes; the master key one short.
+        { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey.slice(0, -1)}${server.appKey.endsWith('a') ? 'b' : 'a'}` },
+        { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey.slice(0, -1)}é` },
+        { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.masterKey.slice(0, -1)},master` },
         { 'X-LC-Id': server.appId, 'X-LC-Key': `${server.appKey},master` },
         { 'X-LC-Id': server.appId, 'X-LC-Key': server.masterKey },
         { 'X-LC-Id': 'nope', 'X-LC-Key': server.appKey },
