@@ -1,3 +1,5 @@
+import { Flushes } from './flushes.ts';
+
 /** Keys one statement looks up at most; the rest go in the next one. */
 const maxKeysPerStatement = 200;
 
@@ -24,7 +26,8 @@ export interface LookupStatement<Scope, Row> {
 /**
  * Single-row lookups on PostgreSQL, coalesced: the lookups a node receives in one turn of its event
  * loop with the same group key become one statement, run at the end of that turn (setImmediate:
- * after the turn's I/O, so a lone request waits for nothing). Each statement is a round trip that
+ * after the turn's I/O, so a lone request waits for nothing), or, while two statements are in flight,
+ * when one comes back (Flushes). Each statement is a round trip that
  * wakes a database process, and that round trip, not the lookup, is most of a get-by-id's or a
  * session's cost on both sides (bench/RESULTS.md, "Objects"). Whatever rule the statement applies
  * (the readers of an object) stays inside it. Used by get-by-id (PostgresStore) and session lookup
@@ -33,7 +36,10 @@ export interface LookupStatement<Scope, Row> {
  */
 export class LookupBatcher<Scope, Row> {
   private groups = new Map<string, Group<Scope, Row>>();
-  private scheduled = false;
+  private readonly flushes = new Flushes(
+    () => this.flush(),
+    () => this.groups.size > 0,
+  );
 
   constructor(private readonly statement: LookupStatement<Scope, Row>) {}
 
@@ -46,20 +52,16 @@ export class LookupBatcher<Scope, Row> {
     }
     const waiting = group.waiting;
     const found = new Promise<Row | null>((resolve, reject) => waiting.push({ key, resolve, reject }));
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.flushes.request();
     return found;
   }
 
   private flush(): void {
     const groups = [...this.groups.values()];
     this.groups.clear();
-    this.scheduled = false;
     for (const group of groups) {
       for (let start = 0; start < group.waiting.length; start += maxKeysPerStatement) {
-        void this.run(group.scope, group.waiting.slice(start, start + maxKeysPerStatement));
+        void this.flushes.run(() => this.run(group.scope, group.waiting.slice(start, start + maxKeysPerStatement)));
       }
     }
   }
