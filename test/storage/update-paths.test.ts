@@ -102,3 +102,43 @@ test('a value taken by another row is taken on both paths (unique index)', async
     assert.equal((await store().getObject(ref, null))?.data.username, name);
   }
 });
+
+// PostgreSQL writes the unlocked updates made together as one statement (src/storage/postgres/row-writes.ts):
+// each must answer, and leave its row, as when made alone, whatever the others in its statement do.
+test('updates of several rows made together answer as each made alone: written, refused, taken, missing, a geo point', async () => {
+  const appId = await freshApp(store());
+  await seed(appId, '_User', { username: 'carol' });
+  const missing = { appId, className: 'Twin', objectId: 'missing0000000000000000' };
+  // Ids and the seeded usernames' counters differ between the two runs compared.
+  const strip = (object: StoredObject | null) =>
+    object && { ...object, objectId: 'x', data: { ...object.data, ...(typeof object.data.username === 'string' ? { username: object.data.username.replace(/\d+$/, '') } : {}) } };
+  /** The changes on fresh rows (two users, three others) and a missing one, made in one turn or one after another. */
+  const answers = async (changes: Array<Change<string>>, together: boolean) => {
+    const rows = [
+      await seed(appId, '_User', { username: `dan${seq}`, n: 1 }),
+      await seed(appId, '_User', { username: `erin${seq}`, n: 1 }),
+      await seed(appId, 'Twin', { n: 1 }, { u1: { read: true, write: true } }),
+      await seed(appId, 'Twin', { n: 1, s: 'é "q" \\ \u2028' }),
+      await seed(appId, 'Twin', { n: 1 }),
+    ];
+    const refs = [...rows.map((row) => ({ appId, className: row.className, objectId: row.objectId })), missing];
+    const run = (i: number) => store().updateObject(refs[i], changes[i] ?? increment);
+    const outcomes: Array<WriteOutcome<string>> = [];
+    if (together) outcomes.push(...(await Promise.all(refs.map((_, i) => run(i)))));
+    else for (let i = 0; i < refs.length; i++) outcomes.push(await run(i));
+    const after = await Promise.all(refs.map((ref) => store().getObject(ref, null)));
+    return { outcomes: outcomes.map((outcome) => (outcome.ok ? { ok: true, object: strip(outcome.object) } : outcome)), after: after.map(strip) };
+  };
+  const taken: Change<string> = (current) => ({ ...current, data: { ...current.data, username: 'carol' } });
+  const others: Array<Change<string>> = [
+    (current) => ({ ...current, acl: { u2: { read: true } }, data: { m: [1, { a: null }], big: 2 ** 53 - 1, f: 0.1 + 0.2 } }),
+    (current) => ({ ...current, updatedAt: current.updatedAt + 5, data: { ...current.data, at: { __type: 'GeoPoint', latitude: 39.9, longitude: 116.4 } } }),
+    () => ({ refused: 'no' }),
+  ];
+  // With a taken username among them the statement fails and each write runs alone; without one, they go as one.
+  for (const changes of [[increment, taken, ...others], [increment, increment, ...others]]) {
+    const alone = await answers(changes, false);
+    assert.deepEqual(await answers(changes, true), alone);
+    if (changes.includes(taken)) assert.deepEqual(alone.outcomes[1], { ok: false, reason: 'taken', field: 'username' });
+  }
+});

@@ -4,12 +4,13 @@ import type pg from 'pg';
 import type { Change, Readers, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
-import { fromRow, objectSelect, toRow, updateSet, type SelectedRow } from '../sql/object-row.ts';
+import { fromRow, objectSelect, toRow, updateSet, type ObjectRow, type SelectedRow } from '../sql/object-row.ts';
 import { SqlStore, writesIdentities } from '../sql/sql-store.ts';
 import { rolePrincipals } from '../sql/roles.ts';
 import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
+import { RowWrites } from './row-writes.ts';
 import { prepared } from './prepared.ts';
 import { PostgresOpsStore } from './ops-store.ts';
 
@@ -47,10 +48,14 @@ export class PostgresStore extends SqlStore {
     keyOf: (row) => row.lookup,
   });
 
+  // The versioned writes of updateUnlocked made together go as one statement (RowWrites).
+  private readonly rowWrites: RowWrites;
+
   constructor(options: { db: Kysely<any>; pool: pg.Pool; secrets?: SecretBox }) {
     super({ db: options.db, dialect: postgresDialect, secrets: options.secrets });
     this.ops = new PostgresOpsStore({ db: options.db, dialect: postgresDialect, pool: options.pool });
     this.accounts = new PostgresAccountStore({ db: options.db, dialect: postgresDialect });
+    this.rowWrites = new RowWrites(options.db, (row, version) => this.writeVersioned(row, version));
   }
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
@@ -75,10 +80,15 @@ export class PostgresStore extends SqlStore {
     const next = change(current);
     if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
     if (writesIdentities(ref, current, next)) return null;
-    const { rows } = await sql`${prepared('roost_object_update', sql`UPDATE objects SET ${updateSet(this.dialect, toRow(ref.appId, next))}
-      WHERE app_id = ${ref.appId} AND class_name = ${ref.className} AND id = ${ref.objectId} AND xmin = ${row.version}::xid
+    return (await this.rowWrites.write(toRow(ref.appId, next), row.version)) ? { ok: true, object: next } : null;
+  }
+
+  /** The row written over the one there if that one is still at `version` (one statement; RowWrites' write alone). */
+  private async writeVersioned(row: ObjectRow, version: string): Promise<boolean> {
+    const { rows } = await sql`${prepared('roost_object_update', sql`UPDATE objects SET ${updateSet(this.dialect, row)}
+      WHERE app_id = ${row.app_id} AND class_name = ${row.class_name} AND id = ${row.id} AND xmin = ${version}::xid
       RETURNING 1 AS one`)}`.execute(this.db);
-    return rows.length === 1 ? { ok: true, object: next } : null;
+    return rows.length === 1;
   }
 
   /**

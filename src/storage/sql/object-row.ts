@@ -167,6 +167,11 @@ export function updateSet(dialect: SqlDialect, row: ObjectRow): Sql {
   return sql.join(updatedColumns.map((column) => sql`${sql.ref(column)} = ${bind(dialect, row, column)}`));
 }
 
+/** The SET list that stores, over each row, the row of the same key in `source` (a relation with the columns of objects). */
+export function updateFromSet(source: string): Sql {
+  return sql.raw(updatedColumns.map((column) => `${column} = ${source}.${column}`).join(', '));
+}
+
 /** The columns an object is read from, of `objects o`. */
 export const objectSelect = sql`o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl`;
 
