@@ -67,7 +67,8 @@ export async function appKeysCommand(
     if (!contents) return noApp(appId);
     process.stderr.write(
       `This deletes application ${appId} and everything it holds: ${contents.objects} objects in ${contents.classes} classes, ` +
-        `${contents.users} users, ${contents.installations} installations, ${contents.roles} roles, with their sessions, push history and the bytes of its files.\n`,
+        `${contents.users} users, ${contents.installations} installations, ${contents.roles} roles, ${contents.leaderboards} leaderboards, ` +
+        'with their sessions, status inboxes, push history and the bytes of its files.\n',
     );
     if (!values.yes) {
       if (!process.stdin.isTTY) {

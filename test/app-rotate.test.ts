@@ -121,11 +121,13 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   assert.equal((await server.client.post('/1.1/users', { username: 'ann', password: 'secret-pass-1' })).status, 201);
   assert.equal((await server.client.post('/1.1/installations', { deviceType: 'android', installationId: 'a'.repeat(32) })).status, 201);
 
+  assert.equal((await server.master.post('/1.1/leaderboard/leaderboards', { statisticName: 'wins', memberType: '_User' })).status, 200);
+
   const asked = await roostCli(database.env, 'app', 'delete', server.appId);
   assert.equal(asked.code, 1);
   assert.equal(
     asked.stderr,
-    `This deletes application ${server.appId} and everything it holds: 2 objects in 3 classes, 1 users, 1 installations, 0 roles, with their sessions, push history and the bytes of its files.\n` +
+    `This deletes application ${server.appId} and everything it holds: 2 objects in 3 classes, 1 users, 1 installations, 0 roles, 1 leaderboards, with their sessions, status inboxes, push history and the bytes of its files.\n` +
       'roost: not deleted: add --yes to delete without being asked (no terminal to ask on)\n',
   );
   assert.equal(await status(server, master), 200);
@@ -140,7 +142,7 @@ test('delete says what it removes, asks (refuses without a terminal unless --yes
   await until(async () => (await status(server, master)) === 401);
   assert.equal(await server.store.appContents(server.appId), null);
   assert.equal(await indexCount(), withIndex - (database.kind === 'sqlite' ? 1 : 2));
-  assert.deepEqual(await server.store.appContents(other.appId), { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 });
+  assert.deepEqual(await server.store.appContents(other.appId), { objects: 0, users: 0, installations: 0, roles: 0, classes: 0, leaderboards: 0 });
   const missing = await roostCli(database.env, 'app', 'keys', server.appId);
   assert.deepEqual(missing, { code: 1, stdout: '', stderr: `roost: no application with id ${server.appId}\n` });
 });

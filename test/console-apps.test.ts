@@ -41,7 +41,7 @@ test('the page shows the keys masked: the last four characters to an admin, noth
   assert.ok(page.text.includes(`••••••••${t.masterKey.slice(-4)}`));
   const api = await ada.request('GET', `/console/api/apps/${t.appId}`);
   assert.deepEqual([api.body.appKey, api.body.masterKey], [`••••••••${t.appKey.slice(-4)}`, `••••••••${t.masterKey.slice(-4)}`]);
-  assert.deepEqual(api.body.contents, { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 });
+  assert.deepEqual(api.body.contents, { objects: 0, users: 0, installations: 0, roles: 0, classes: 0, leaderboards: 0 });
   const viewed = await vic.request('GET', `/console/api/apps/${t.appId}`);
   assert.deepEqual([viewed.body.appKey, viewed.body.masterKey], ['••••••••', '••••••••']);
   for (const text of [page.text, api.text, viewed.text, (await vic.request('GET', `/console/apps/${t.appId}`)).text]) {
@@ -162,7 +162,7 @@ test('deleting an application: what it holds said first, then only with its id t
   assert.equal(await t.services.registry.freshApp(appId), null);
   assert.deepEqual(await lastAudit(), {
     actor: 'ada', action: 'app.delete', target: appId,
-    detail: { name: 'Doomed', objects: 0, users: 0, installations: 0, roles: 0, classes: 0 },
+    detail: { name: 'Doomed', objects: 0, users: 0, installations: 0, roles: 0, classes: 0, leaderboards: 0 },
   });
   const again = await ada.change('DELETE', `/console/api/apps/${appId}`, { confirm: appId });
   assert.deepEqual([again.status, again.body], [404, { code: 101, error: `No application with id ${appId}.` }]);

@@ -142,4 +142,5 @@ export interface AppDeletion {
   installations: number;
   roles: number;
   classes: number;
+  leaderboards: number;
 }

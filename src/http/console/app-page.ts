@@ -146,7 +146,7 @@ function deleteCard(view: AppPageView, session: PageSession): string {
   const c = view.contents;
   return `<div class="card danger"><h2 id="delete">Delete this application</h2>
 <p>This deletes <strong>${h(view.app.name)}</strong> and everything it holds: ${c.objects} objects in ${c.classes} classes, ${c.users} users,
-${c.installations} installations and ${c.roles} roles, with their sessions, files' records and push history. It cannot be undone.</p>
+${c.installations} installations, ${c.roles} roles and ${c.leaderboards} leaderboards, with their sessions, files' records, status inboxes and push history. It cannot be undone.</p>
 <form method="post" action="/console/apps/${h(view.app.appId)}/delete">${csrfField(session)}
 <label for="confirm">Type the application id <code>${h(view.app.appId)}</code> to confirm</label>
 <input id="confirm" name="confirm" required autocomplete="off" spellcheck="false">

@@ -44,7 +44,7 @@ export async function registerConsoleAppRoutes(scope: FastifyInstance, deps: { r
 
   const render = async (request: FastifyRequest<Params>, reply: FastifyReply, extra: { rotated?: Rotated; error?: string; status?: number } = {}) => {
     const app = await appOf(request);
-    const contents = (await registry.contents(app.appId)) ?? { objects: 0, users: 0, installations: 0, roles: 0, classes: 0 };
+    const contents = (await registry.contents(app.appId)) ?? { objects: 0, users: 0, installations: 0, roles: 0, classes: 0, leaderboards: 0 };
     const settings = visibleSettings(mergeSettings(app.settings), session(request));
     return appPage(reply, session(request), { app, settings, contents, now: clock.now(), notice: notice(request, notices), ...extra }, extra.status);
   };

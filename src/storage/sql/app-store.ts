@@ -135,9 +135,17 @@ export class SqlAppStore {
     const { rows } = await sql<{ class_name: string; n: number | string }>`SELECT class_name, COUNT(*) AS n FROM objects
       WHERE app_id = ${appId} GROUP BY class_name`.execute(this.db);
     if (!(await this.getApp(appId))) return null;
+    const { rows: boards } = await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM leaderboards WHERE app_id = ${appId}`.execute(this.db);
     const count = (name: string) => Number(rows.find((row) => row.class_name === name)?.n ?? 0);
     const all = rows.reduce((sum, row) => sum + Number(row.n), 0);
-    return { users: count('_User'), installations: count('_Installation'), roles: count('_Role'), objects: all - count('_User') - count('_Installation') - count('_Role'), classes: rows.length };
+    return {
+      users: count('_User'),
+      installations: count('_Installation'),
+      roles: count('_Role'),
+      objects: all - count('_User') - count('_Installation') - count('_Role'),
+      classes: rows.length,
+      leaderboards: Number(boards[0]?.n ?? 0),
+    };
   }
 
   /** The indexes users declared on the app's classes: database indexes of their own, dropped one by one. */
