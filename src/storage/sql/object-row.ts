@@ -175,6 +175,16 @@ export function updateFromSet(source: string): Sql {
 /** The columns an object is read from, of `objects o`. */
 export const objectSelect = sql`o.class_name, o.id, o.created_at, o.updated_at, o.data, o.acl`;
 
+/**
+ * The columns a page sent as stored is read from (Store.findObjectsJson): its class is the page's and its ACL is
+ * not sent, so neither is read; each column less is a value fewer a row for the driver to decode (on SQLite a
+ * property set per value: the class and ACL were ~13 µs of a 20-object page's ~80).
+ */
+export const objectJsonSelect = sql`o.id, o.created_at, o.updated_at, o.data`;
+
+/** What objectJsonSelect reads, as the driver gives it. */
+export type SelectedJsonRow = Pick<SelectedRow, 'id' | 'created_at' | 'updated_at' | 'data'>;
+
 /** What objectSelect reads, as the driver gives it. */
 export interface SelectedRow {
   class_name: string;

@@ -39,7 +39,7 @@ import type { RelationChange } from '../relation-store.ts';
 import { SqlSchemaStore } from './schema-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { SqlRoleStore, readableSql } from './roles.ts';
-import { fromRow, insertRows, objectSelect, takenOrThrow, toRow, updateSet, type SelectedRow } from './object-row.ts';
+import { fromRow, insertRows, objectJsonSelect, objectSelect, takenOrThrow, toRow, updateSet, type SelectedJsonRow, type SelectedRow } from './object-row.ts';
 
 /** Whether an update moves a user's third-party identities, which follow its authData in the same transaction (unique index: 208). */
 export function writesIdentities(ref: ObjectRef, current: StoredObject, next: StoredObject): boolean {
@@ -212,7 +212,7 @@ export class SqlStore implements Store {
     return rows;
   }
 
-  private foundJson(row: SelectedRow): FoundJson {
+  private foundJson(row: SelectedJsonRow): FoundJson {
     return { objectId: row.id, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), dataJson: this.dialect.dataJson(row.data) };
   }
 
@@ -222,17 +222,17 @@ export class SqlStore implements Store {
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
-    return (await this.findRows(appId, className, query)).map((row) => fromRow(this.dialect, row));
+    return (await this.findRows<SelectedRow>(appId, className, query, objectSelect)).map((row) => fromRow(this.dialect, row));
   }
 
   async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
-    return (await this.findRows(appId, className, query)).map((row) => this.foundJson(row));
+    return (await this.findRows<SelectedJsonRow>(appId, className, query, objectJsonSelect)).map((row) => this.foundJson(row));
   }
 
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
-  private async findRows(appId: string, className: string, query: FindQuery): Promise<SelectedRow[]> {
+  private async findRows<Row>(appId: string, className: string, query: FindQuery, select: Sql): Promise<Row[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
-    const page = async (q: FindQuery) => (await sql<SelectedRow>`${pageStatement(scope, objectSelect, q)}`.execute(this.db)).rows;
+    const page = async (q: FindQuery) => (await sql<Row>`${pageStatement(scope, select, q)}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
       // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):

@@ -232,7 +232,7 @@ function pointerSource(scope: WhereScope, where: Where): { from: Sql; condition:
   return { from: source.from, condition: sql`${source.condition} AND ${rest}` };
 }
 
-/** The order reads only columns of objectSelect (the union's outer ORDER BY sees nothing else). */
+/** The order reads only columns of the page's select, objectSelect or objectJsonSelect (the union's outer ORDER BY sees nothing else). */
 function orderOnSelected(className: string, order: OrderKey[]): boolean {
   return order.every((key) => {
     const column = columnFor(className, key.path);
