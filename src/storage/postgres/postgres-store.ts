@@ -74,13 +74,18 @@ export class PostgresStore extends SqlStore {
    * the row as it was committed just before: an order the locked path could also have given.
    */
   protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
-    const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
-    if (row === null) return null;
-    const current = fromRow(this.dialect, row);
-    const next = change(current);
-    if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
-    if (writesIdentities(ref, current, next)) return null;
-    return (await this.rowWrites.write(toRow(ref.appId, next), row.version)) ? { ok: true, object: next } : null;
+    // A row written between this read and this write is read and written again once: two updates of one row
+    // made together (a user's two devices) then both go without a transaction; a third try takes the locked path.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
+      if (row === null) return null;
+      const current = fromRow(this.dialect, row);
+      const next = change(current);
+      if ('refused' in next) return { ok: false, reason: 'refused', refusal: next.refused };
+      if (writesIdentities(ref, current, next)) return null;
+      if (await this.rowWrites.write(toRow(ref.appId, next), row.version)) return { ok: true, object: next };
+    }
+    return null;
   }
 
   /** The row written over the one there if that one is still at `version` (one statement; RowWrites' write alone). */
