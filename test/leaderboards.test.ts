@@ -85,9 +85,10 @@ describe('leaderboards', () => {
     assert.deepEqual(Object.keys(strategy.body), ['updatedAt', 'updateStrategy', 'objectId']);
     assert.deepEqual([strategy.body.updateStrategy, strategy.body.objectId], ['last', board.objectId]);
     const daily = await server.master.put(`/1.1/leaderboard/leaderboards/${name}`, { versionChangeInterval: 'day' });
-    assert.deepEqual(Object.keys(daily.body), ['updatedAt', 'versionChangeInterval', 'expiredAt', 'objectId']);
-    assert.equal(new Date(daily.body.expiredAt.iso).getUTCHours(), 16);
-    assert.ok(new Date(daily.body.expiredAt.iso).getTime() - Date.now() <= 86_400_000);
+    assert.deepEqual(Object.keys(daily.body), ['updatedAt', 'versionChangeInterval', 'objectId']);
+    const rescheduled = (await server.client.get(`/1.1/leaderboard/leaderboards/${name}`)).body;
+    assert.equal(new Date(rescheduled.expiredAt.iso).getUTCHours(), 16);
+    assert.ok(new Date(rescheduled.expiredAt.iso).getTime() - Date.now() <= 86_400_000);
     const order = await server.master.put(`/1.1/leaderboard/leaderboards/${name}`, { order: 'ascending' });
     assert.deepEqual([order.status, order.body], [400, { code: 1, error: 'Only updateStrategy and versionChangeInterval can be changed.' }]);
 

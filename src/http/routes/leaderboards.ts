@@ -142,13 +142,11 @@ export function registerLeaderboardRoutes(
     async (request) => {
       const change = request.body as JsonObject;
       const board = await leaderboards.update(request.ctx.appId, request.params.statisticName, change);
-      // As the hosted service answered: what changed, with updatedAt and objectId.
+      // As the hosted service answered (recordings/Leaderboard_*): what changed, with updatedAt and objectId; a
+      // new schedule's expiredAt is not in it, a GET of the board reads it.
       const answer: JsonObject = { updatedAt: isoDate(board.updatedAt) };
       if (change.updateStrategy !== undefined) answer.updateStrategy = board.updateStrategy;
-      if (change.versionChangeInterval !== undefined) {
-        answer.versionChangeInterval = board.versionChangeInterval;
-        answer.expiredAt = board.expiredAt === null ? null : date(board.expiredAt);
-      }
+      if (change.versionChangeInterval !== undefined) answer.versionChangeInterval = board.versionChangeInterval;
       answer.objectId = board.objectId;
       return answer;
     },
