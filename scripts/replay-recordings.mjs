@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// Replays the hosted service's recorded traffic (the LeanCloud JavaScript SDK's recordings/**/recording.har, Polly
+// recordings of its own test suite against the hosted API in 2019) against a running Roost, in recorded time order,
+// and reports where the status or the JSON shape differs: keys missing or extra, value types, error codes. Recorded
+// ids and session tokens are mapped to the ones Roost answered, so a later request names Roost's objects; the
+// request is signed with this app's keys (X-LC-Sign, `,master` where the recording had it). Not part of `npm test`:
+// a tool for finding wire differences by hand (a difference can be the hosted app's own data, from before the run).
+//
+//   ROOST_URL=http://127.0.0.1:3000 APP_ID=… APP_KEY=… MASTER_KEY=… node scripts/replay-recordings.mjs
+//
+// Use a fresh app (`node dist/cli.js app create --name replay`): the standing data the SDK's tests read from the
+// hosted app is created first, as scripts/sdk-suite.sh does. SDK_GIT (default: the mirror under /work/.mirror),
+// SDK_REF (1fcc28d), ONLY (a regular expression on the recording's name), ORDER=1 also reports key order.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+
+const git = process.env.SDK_GIT ?? '/work/.mirror/leancloud+javascript-sdk/repo';
+const ref = process.env.SDK_REF ?? '1fcc28d';
+const base = process.env.ROOST_URL;
+const appId = process.env.APP_ID, appKey = process.env.APP_KEY, masterKey = process.env.MASTER_KEY;
+const only = process.env.ONLY ? new RegExp(process.env.ONLY) : null;
+
+const files = execFileSync('git', ['--git-dir', git, 'ls-tree', '-r', '--name-only', ref, 'recordings/'], { encoding: 'utf8' })
+  .split('\n').filter((f) => f.endsWith('.har'));
+const entries = [];
+for (const file of files) {
+  const har = JSON.parse(execFileSync('git', ['--git-dir', git, 'show', `${ref}:${file}`], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  for (const entry of har.log.entries) entries.push({ name: har.log._recordingName, entry });
+}
+entries.sort((a, b) => a.entry.startedDateTime.localeCompare(b.entry.startedDateTime) || a.entry._order - b.entry._order);
+
+async function seed(path, body) {
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-lc-id': appId, 'x-lc-key': `${masterKey},master` },
+    body: JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`seeding ${path} failed: ${res.status} ${await res.text()}`);
+}
+await seed('/1.1/classes/GameScore', { score: 2, playerName: 'sdf', cheatMode: false, arr: ['contains-all-test'] });
+await seed('/1.1/users', { username: 'sdk-suite-standing-user', password: 'standing-user-password' });
+for (let i = 0; i < 9; i++) await seed('/1.1/classes/GameScore', {});
+await seed('/1.1/users', { username: 'leeyeh', password: 'standing-user-password' });
+await seed('/1.1/schemas/Person', { company: { default: 'leancloud' } });
+
+const map = new Map();
+const subst = (text) => {
+  if (!text) return text;
+  for (const [from, to] of map) if (text.includes(from)) text = text.split(from).join(to);
+  return text;
+};
+const idLike = (s) => typeof s === 'string' && (/^[0-9a-f]{24}$/.test(s) || /^[0-9a-z]{25}$/.test(s));
+function learn(rec, ours, key) {
+  if (rec === null || ours === null || typeof rec !== typeof ours) return;
+  if (Array.isArray(rec) && Array.isArray(ours)) {
+    for (let i = 0; i < Math.min(rec.length, ours.length); i++) learn(rec[i], ours[i], key);
+    return;
+  }
+  if (typeof rec === 'object') {
+    for (const k of Object.keys(rec)) if (k in ours) learn(rec[k], ours[k], k);
+    return;
+  }
+  if (typeof rec === 'string' && rec !== ours && (key === 'objectId' || key === 'sessionToken' || idLike(rec)) && !map.has(rec)) map.set(rec, ours);
+}
+const type = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+function shape(rec, ours, path, out) {
+  if (type(rec) !== type(ours)) return out.push(`${path || '.'}: ${type(rec)} → ${type(ours)}`);
+  if (Array.isArray(rec)) {
+    for (let i = 0; i < Math.min(rec.length, ours.length, 3); i++) shape(rec[i], ours[i], `${path}[${i}]`, out);
+    if ((rec.length === 0) !== (ours.length === 0)) out.push(`${path}: length ${rec.length} → ${ours.length}`);
+    return;
+  }
+  if (rec && typeof rec === 'object') {
+    const rk = Object.keys(rec), ok = Object.keys(ours);
+    const missing = rk.filter((k) => !(k in ours)), extra = ok.filter((k) => !(k in rec));
+    if (missing.length) out.push(`${path || '.'}: missing ${missing.join(',')}`);
+    if (extra.length) out.push(`${path || '.'}: extra ${extra.join(',')}`);
+    for (const k of rk) if (k in ours) shape(rec[k], ours[k], `${path}.${k}`, out);
+    if (process.env.ORDER === '1' && !missing.length && !extra.length && rk.join() !== ok.join()) out.push(`${path || '.'}: order ${rk.join(',')} → ${ok.join(',')}`);
+  }
+}
+import { gunzipSync } from 'node:zlib';
+const parse = (t) => { try { return JSON.parse(t); } catch { return undefined; } };
+// Polly kept gzipped bodies as a JSON array of hex chunks.
+function recorded(text) {
+  const v = parse(text);
+  if (Array.isArray(v) && v.length > 0 && v.every((c) => typeof c === 'string' && /^[0-9a-f]*$/.test(c)) && v[0].startsWith('1f8b')) {
+    try { return gunzipSync(Buffer.concat(v.map((c) => Buffer.from(c, 'hex')))).toString('utf8'); } catch { return text; }
+  }
+  return text;
+}
+
+let total = 0, sameStatus = 0, sameShape = 0;
+const report = [];
+for (const { name, entry } of entries) {
+  const url = new URL(entry.request.url);
+  const at = url.pathname.indexOf('/1.1/');
+  if (at < 0) continue;
+  if (only && !only.test(name)) continue;
+  const headers = {};
+  let master = false;
+  for (const { name: h, value } of entry.request.headers) {
+    const k = h.toLowerCase();
+    if (k === 'x-lc-sign' || k === 'x-lc-key') master ||= String(value).endsWith(',master');
+    else if (k === 'x-lc-session') headers[k] = subst(String(value));
+    else if (k === 'content-type') headers[k] = value;
+  }
+  const ts = Date.now();
+  headers['x-lc-id'] = appId;
+  headers['x-lc-sign'] = `${createHash('md5').update(ts + (master ? masterKey : appKey)).digest('hex')},${ts}${master ? ',master' : ''}`;
+  const target = base + subst(url.pathname.slice(at) + url.search);
+  const body = entry.request.postData?.text ? subst(entry.request.postData.text) : undefined;
+  let status, text;
+  try {
+    const get = entry.request.method === 'GET' || entry.request.method === 'HEAD';
+    const res = await fetch(target, { method: entry.request.method, headers, body: get ? undefined : body });
+    status = res.status; text = await res.text();
+  } catch (e) { status = 0; text = String(e); }
+  total++;
+  const recText = recorded(entry.response.content?.text ?? '');
+  const rec = parse(recText), ours = parse(text);
+  if (rec !== undefined && ours !== undefined) learn(rec, ours, '');
+  const diffs = [];
+  if (status === entry.response.status) sameStatus++;
+  else diffs.push(`status ${entry.response.status} → ${status}`);
+  if (rec !== undefined && ours !== undefined) shape(rec, ours, '', diffs);
+  if (rec && ours && rec.code !== undefined && rec.code !== ours.code) diffs.push(`code ${rec.code} → ${ours.code}`);
+  if (diffs.length === 0) sameShape++;
+  else report.push(`${name} | ${entry.request.method} ${url.pathname.slice(at).replace(/[0-9a-f]{24}/g, ':id')}${url.search ? '?…' : ''}\n    ${diffs.join('\n    ')}\n    rec: ${recText.slice(0, 300)}\n    ours: ${String(text).slice(0, 300)}`);
+}
+console.log(report.join('\n'));
+const kinds = new Map();
+for (const line of report.join('\n').split('\n').filter((l) => /^    (?!rec:|ours:)/.test(l))) {
+  const kind = line.trim().replace(/\[\d+\]/g, '[]').replace(/[0-9a-f]{24}/g, ':id');
+  kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+}
+console.log('\nDifferences by kind:');
+for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(5)}  ${kind}`);
+console.log(`\n${total} requests: status equal ${sameStatus}, status and shape equal ${sameShape} (${Math.round((100 * sameShape) / total)}%)`);
