@@ -8,6 +8,7 @@ import { encodeImportBatch } from './import-batch.ts';
 import { postgresRegex } from './regex.ts';
 import { preparedShape } from './prepared.ts';
 import { quoteLiteral } from '../sql/literal.ts';
+import { jsonbTextAsJson } from './jsonb-text.ts';
 
 /**
  * The field with its path as a quoted SQL literal, not a bound parameter: the planner matches an index
@@ -232,8 +233,9 @@ export const postgresDialect: SqlDialect = {
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw ?? null) as T,
-  // The driver parses jsonb: its text (spaced, keys in jsonb's order) is not JSON.stringify's.
-  dataJson: (raw) => JSON.stringify(raw ?? {}),
+  // jsonb's text, which the driver would parse, made JSON.stringify's without building the object (jsonb-text.ts).
+  storedText: (data) => sql`${data}::text`,
+  dataJson: (raw) => (typeof raw === 'string' && raw.startsWith('{') ? jsonbTextAsJson(raw) : JSON.stringify((typeof raw === 'string' ? JSON.parse(raw) : raw) ?? {})),
   encodeReaders: (readers) => readers,
   rowLock: sql`FOR UPDATE`,
   rowLockOf: (alias: string) => sql`FOR UPDATE OF ${sql.raw(alias)}`,

@@ -108,7 +108,9 @@ export interface SqlDialect {
   /** Value to bind for the JSON columns (data, acl). */
   encodeJson(value: unknown): unknown;
   decodeJson<T>(raw: unknown): T;
-  /** A row's `data` as the driver gives it, as the text JSON.stringify gives its decoded object ({} for none). */
+  /** The `data` column as dataJson reads it (objectJsonColumns): its text where the driver would decode it. */
+  storedText(data: Sql): Sql;
+  /** A row's `data` read through storedText, as the text JSON.stringify gives its decoded object ({} for none). */
   dataJson(raw: unknown): string;
   encodeReaders(readers: string[]): unknown;
   /** FOR UPDATE where the database has row locks. */

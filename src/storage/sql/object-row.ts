@@ -182,7 +182,12 @@ export const objectSelect = sql`o.class_name, o.id, o.created_at, o.updated_at, 
  */
 export const objectJsonSelect = sql`o.id, o.created_at, o.updated_at, o.data`;
 
-/** What objectJsonSelect reads, as the driver gives it. */
+/** objectJsonSelect as a statement returns it: `data` as its text where the driver would decode it (dialect.storedText, dataJson). */
+export function objectJsonColumns(dialect: SqlDialect): Sql {
+  return sql`o.id, o.created_at, o.updated_at, ${dialect.storedText(sql`o.data`)} AS data`;
+}
+
+/** What objectJsonColumns reads, as the driver gives it. */
 export type SelectedJsonRow = Pick<SelectedRow, 'id' | 'created_at' | 'updated_at' | 'data'>;
 
 /** What objectSelect reads, as the driver gives it. */

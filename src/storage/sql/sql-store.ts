@@ -17,7 +17,7 @@ import type {
 } from '../../objects/types.ts';
 import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
-import { compileWhere, countStatement, pageStatement } from './where.ts';
+import { compileWhere, countStatement, pageStatement, type PageSelect } from './where.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -39,7 +39,7 @@ import type { RelationChange } from '../relation-store.ts';
 import { SqlSchemaStore } from './schema-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { SqlRoleStore, readableSql } from './roles.ts';
-import { fromRow, insertRows, objectJsonSelect, objectSelect, takenOrThrow, toRow, updateSet, type SelectedJsonRow, type SelectedRow } from './object-row.ts';
+import { fromRow, insertRows, objectJsonColumns, objectJsonSelect, objectSelect, takenOrThrow, toRow, updateSet, type SelectedJsonRow, type SelectedRow } from './object-row.ts';
 
 /** Whether an update moves a user's third-party identities, which follow its authData in the same transaction (unique index: 208). */
 export function writesIdentities(ref: ObjectRef, current: StoredObject, next: StoredObject): boolean {
@@ -196,7 +196,7 @@ export class SqlStore implements Store {
     // Every class of an include level in one statement: the (class, id) pairs bound as one parameter each side,
     // each probed through the primary key (CROSS JOIN: the pairs first on SQLite too).
     const pairs = this.dialect.textRows([plausible.map((ref) => ref.className), plausible.map((ref) => ref.objectId)]);
-    const { rows } = await sql<SelectedRow>`${this.dialect.reusedShape(sql`SELECT ${objectSelect} FROM ${pairs}
+    const { rows } = await sql<SelectedJsonRow & { class_name: string }>`${this.dialect.reusedShape(sql`SELECT o.class_name, ${objectJsonColumns(this.dialect)} FROM ${pairs}
       CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
       AND ${this.readable(appId, readers)}`)}`.execute(this.db);
     return rows.map((row) => ({ className: row.class_name, ...this.foundJson(row) }));
@@ -222,15 +222,16 @@ export class SqlStore implements Store {
   }
 
   async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
-    return (await this.findRows<SelectedRow>(appId, className, query, objectSelect)).map((row) => fromRow(this.dialect, row));
+    return (await this.findRows<SelectedRow>(appId, className, query, { select: objectSelect })).map((row) => fromRow(this.dialect, row));
   }
 
   async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
-    return (await this.findRows<SelectedJsonRow>(appId, className, query, objectJsonSelect)).map((row) => this.foundJson(row));
+    const select = { select: objectJsonSelect, columns: objectJsonColumns(this.dialect) };
+    return (await this.findRows<SelectedJsonRow>(appId, className, query, select)).map((row) => this.foundJson(row));
   }
 
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
-  private async findRows<Row>(appId: string, className: string, query: FindQuery, select: Sql): Promise<Row[]> {
+  private async findRows<Row>(appId: string, className: string, query: FindQuery, select: PageSelect): Promise<Row[]> {
     const scope = { dialect: this.dialect, appId, className, readers: query.readers };
     const page = async (q: FindQuery) => (await sql<Row>`${pageStatement(scope, select, q)}`.execute(this.db)).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;

@@ -241,7 +241,7 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
 }
 
 /**
- * The statement of a page of a class: `select` (objectSelect) of the rows `where` and the readers keep,
+ * The statement of a page of a class: `select` (objectSelect, objectJsonSelect) of the rows `where` and the readers keep,
  * in `order`. An equality on a field is "holds the value, or is an array holding it" (an $in: "holds one
  * of the values, or is an array holding one"), which no single ordered index answers; where the dialect
  * splits it (jsonEqualsBranches), each side reads its own index
@@ -250,10 +250,20 @@ function orderOnSelected(className: string, order: OrderKey[]): boolean {
  * test/storage/query-split.test.ts holds its pages to the unsplit statement's.
  */
 export function findStatement(scope: WhereScope, select: Sql, query: PageQuery): Sql {
-  return pageOf(scope, select, query).statement;
+  return pageOf(scope, { select }, query).statement;
 }
 
 type PageQuery = { where: Where; order: OrderKey[]; limit: number; skip: number };
+
+/**
+ * What a page reads of each row (`select`, of `objects o`) and, when it differs, what the statement returns of
+ * those (`columns`, of `o`): a split page's outer ORDER BY reads the selected columns as they are (o.data as
+ * jsonb), so a page returning data as text (objectJsonColumns) casts it there, not in its sides.
+ */
+export interface PageSelect {
+  select: Sql;
+  columns?: Sql;
+}
 
 /**
  * findStatement's page as a store runs it: a reused shape (dialect.reusedShape, a named statement on PostgreSQL)
@@ -266,12 +276,12 @@ type PageQuery = { where: Where; order: OrderKey[]; limit: number; skip: number 
  * (test/storage/page-plans.test.ts). Whether a shape flips depends on the data, so the rule names what is known to
  * plan well rather than excluding what was seen to flip.
  */
-export function pageStatement(scope: WhereScope, select: Sql, query: PageQuery): Sql {
+export function pageStatement(scope: WhereScope, select: PageSelect, query: PageQuery): Sql {
   const { statement, plannedOnce } = pageOf(scope, select, query);
   return plannedOnce ? scope.dialect.reusedShape(statement) : statement;
 }
 
-function pageOf(scope: WhereScope, select: Sql, query: PageQuery): { statement: Sql; plannedOnce: boolean } {
+function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQuery): { statement: Sql; plannedOnce: boolean } {
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
@@ -282,7 +292,7 @@ function pageOf(scope: WhereScope, select: Sql, query: PageQuery): { statement: 
   // keeps planning it per run.)
   const pinned = split !== null && split.alone && query.order.length === 0 ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
-  const rows = (condition: Sql, source = sql`objects o`) => sql`SELECT ${select} FROM ${source}
+  const rows = (condition: Sql, source = sql`objects o`, read = columns ?? select) => sql`SELECT ${read} FROM ${source}
     WHERE o.app_id = ${pinned?.appId ?? appId} AND o.class_name = ${pinned?.className ?? dialect.boundClass(className)} AND ${condition} AND ${readable}`;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
@@ -294,7 +304,7 @@ function pageOf(scope: WhereScope, select: Sql, query: PageQuery): { statement: 
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
-  const statement = sql`SELECT * FROM (${side(rows(split.value, split.valueFrom))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom))} b) o
+  const statement = sql`SELECT ${columns ?? sql`*`} FROM (${side(rows(split.value, split.valueFrom, select))} a UNION ALL ${side(rows(split.arrays, split.arraysFrom, select))} b) o
     ORDER BY ${order} ${page}`;
   // Planned once only with nothing of the scope bound: not a user's readers (their generic plan sorts all of a value's
   // rows), nor an $in, whose probes bind the application and class (inBranches) and so read no declared index.

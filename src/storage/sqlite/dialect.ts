@@ -247,6 +247,7 @@ export const sqliteDialect: SqlDialect = {
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw === null || raw === undefined ? null : JSON.parse(String(raw))) as T,
+  storedText: (data) => data,
   // The stored text as it is: writes and imports store JSON.stringify's output, the same text parsing and
   // stringifying it again gives (push's json_set on _Installation rows writes otherwise; those are never sent so).
   dataJson: (raw) => (typeof raw === 'string' && raw.startsWith('{') ? raw : JSON.stringify(raw === null || raw === undefined ? {} : (JSON.parse(String(raw)) ?? {}))),
