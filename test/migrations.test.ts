@@ -29,7 +29,7 @@ const tables = [
 ];
 /** Named indexes; primary keys and unique constraints are left to each database's naming. */
 const indexes = [
-  'auth_identities_user_idx', 'leaderboard_member', 'leaderboard_ranking', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_idx', 'objects_installation_id_key',
+  'auth_identities_user_idx', 'leaderboard_member', 'leaderboard_ranking', 'mail_tokens_user_idx', 'objects_created_id_idx', 'objects_email_key', 'objects_geo_cell_idx', 'objects_installation_id_key',
   'objects_mobile_phone_key', 'objects_role_name_key', 'objects_session_digest_key', 'objects_updated_idx', 'objects_username_key',
   'operator_audit_at_idx', 'operator_sessions_operator_idx',
   'push_notifications_due', 'push_notifications_list', 'push_notifications_sending', 'push_pages_pending', 'relations_target_idx',
@@ -64,8 +64,8 @@ test('a fresh database migrates to the whole schema, and a second start applies 
       };
       await client.end();
     }
-    // The GIN index on objects.data (0002) is PostgreSQL's only.
-    const expected = database.kind === 'postgres' ? [...indexes, 'objects_data_gin'].sort() : indexes;
+    // The GIN index on objects.data (0002) is PostgreSQL's only; SQLite keeps 0007's geo index (0019).
+    const expected = [...indexes, ...(database.kind === 'postgres' ? ['objects_data_gin'] : ['objects_geo_idx'])].sort();
     assert.deepEqual(schema, { tables, indexes: expected, applied: migrations.map(([name]) => name) });
   } finally {
     await database.drop();

@@ -6,8 +6,8 @@ import type { Sql } from './dialect.ts';
 /**
  * Geo conditions on the row's GeoPoint columns (geo_field, geo_lat, geo_lng: src/storage/sql/object-row.ts),
  * the same SQL on both databases (sin, cos and power are built into PostgreSQL and into better-sqlite3's
- * SQLite). Each is a box on the columns, which objects_geo_idx (migration 0007) reads as a latitude
- * range with the longitude tested in the index, then the exact great-circle test on what the box keeps.
+ * SQLite). Each is a box on the columns, which objects_geo_cell_idx (migration 0019) reads as bands of
+ * latitude, each a range of longitude, then the exact great-circle test on what the box keeps.
  */
 
 type Near = Extract<Where, { op: 'near' }>;
@@ -28,8 +28,23 @@ function wrapped(west: number, east: number): Longitudes {
   return [[west, east]];
 }
 
+/** Bands of latitude listed as seeks up to this many (about 70 km); a taller box reads their range. */
+const maxCellSeeks = 64;
+
+/**
+ * The latitude bands (`floor(geo_lat * 100)`, objects_geo_cell_idx: migration 0019) of the points from `south` to
+ * `north`: each a seek of the index that then reads only its longitude range. Exact, not padded: multiplying by 100
+ * rounds in the same direction in JavaScript and in SQL, so a latitude within the range is within its bands.
+ */
+function geoCells(south: number, north: number): Sql {
+  const cell = sql`floor(o.geo_lat * 100)`;
+  const [low, high] = [Math.floor(south * 100), Math.floor(north * 100)];
+  if (high - low >= maxCellSeeks) return sql`${cell} BETWEEN ${low} AND ${high}`;
+  return sql`${cell} IN (${sql.join(Array.from({ length: high - low + 1 }, (_, i) => low + i))})`;
+}
+
 function inBox(south: number, north: number, longitudes: Longitudes): Sql {
-  const latitude = sql`o.geo_lat BETWEEN ${south} AND ${north}`;
+  const latitude = sql`${geoCells(south, north)} AND o.geo_lat BETWEEN ${south} AND ${north}`;
   if (longitudes === null) return latitude;
   const ranges = longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${west} AND ${east}`);
   return sql`${latitude} AND (${sql.join(ranges, sql` OR `)})`;

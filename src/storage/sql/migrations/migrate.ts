@@ -18,6 +18,7 @@ import { statBuckets } from './0015_stat_buckets.ts';
 import { operatorRecoveryCodes } from './0016_operator_recovery_codes.ts';
 import { leaderboards } from './0017_leaderboards.ts';
 import { statusInboxes } from './0018_status_inboxes.ts';
+import { objectsGeoCells } from './0019_objects_geo_cells.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -49,6 +50,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0016_operator_recovery_codes', operatorRecoveryCodes],
   ['0017_leaderboards', leaderboards],
   ['0018_status_inboxes', statusInboxes],
+  ['0019_objects_geo_cells', objectsGeoCells],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
