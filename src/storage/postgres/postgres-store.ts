@@ -66,16 +66,16 @@ export class PostgresStore extends SqlStore {
 
   /**
    * An update as two statements and no transaction: the row read with its version (through the batched
-   * lookup, as the master key reads), then written only if that version is still the one there. A row
-   * written or deleted in between updates nothing, and the locked path (null) takes the update over, so
+   * lookup, as the master key reads), then written only if that version is still the one there (RowWrites:
+   * the writes made together go as one statement). A row written or deleted in between updates nothing; it
+   * is read and tried once more, then the locked path (null) takes the update over, so
    * a write always applies to the row as it is when it lands: two concurrent increments both count, a
    * delete in between gives notFound. A user whose authData changes goes the locked path too (its
    * identities are written in the same transaction). The read is not under a lock, so a refusal reads
    * the row as it was committed just before: an order the locked path could also have given.
    */
   protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
-    // A row written between this read and this write is read and written again once: two updates of one row
-    // made together (a user's two devices) then both go without a transaction; a third try takes the locked path.
+    // Two updates of one row made together (a user's two devices) then both go without a transaction.
     for (let attempt = 0; attempt < 2; attempt++) {
       const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
       if (row === null) return null;
