@@ -3,7 +3,9 @@
 // _Status objects behind them; on the store this run selects.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/harness.ts';
+import pg from 'pg';
+import Database from 'better-sqlite3';
+import { startServer, testDatabase, type TestDatabase, type TestServer } from './helpers/harness.ts';
 import { signUp, type SignedUpUser } from './helpers/accounts.ts';
 
 describe('status messages', () => {
@@ -118,4 +120,41 @@ describe('status messages', () => {
     assert.equal(batch.status, 200, batch.text);
     assert.deepEqual(batch.body[0].success.results.map((s: { message: string }) => s.message), ['two', 'one']);
   });
+});
+
+/** A statement on the test's database, beside the server: the fault the next test injects. */
+async function execute(database: TestDatabase, text: string): Promise<void> {
+  if (database.kind === 'sqlite') {
+    const db = new Database(database.env.SQLITE_PATH);
+    db.exec(text);
+    db.close();
+    return;
+  }
+  const client = new pg.Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  await client.query(text);
+  await client.end();
+}
+
+test('a status whose delivery fails is not kept, so sending it again makes one status', async () => {
+  const database = await testDatabase();
+  const server = await startServer({ database });
+  try {
+    const [alice, bob] = [await signUp(server.client), await signUp(server.client)];
+    await bob.client.post(`/1.1/users/${bob.objectId}/friendship/${alice.objectId}`, {});
+    const toFollowers = { className: '_Follower', keys: 'follower', where: { user: { __type: 'Pointer', className: '_User', objectId: alice.objectId } } };
+    await execute(database, 'ALTER TABLE status_inboxes RENAME TO status_inboxes_away');
+    const failed = await alice.client.post('/1.1/statuses', { query: toFollowers, data: { message: 'lost' } });
+    assert.equal(failed.status, 500, failed.text);
+    await execute(database, 'ALTER TABLE status_inboxes_away RENAME TO status_inboxes');
+    assert.deepEqual((await server.master.get('/1.1/classes/_Status')).body, { results: [] });
+
+    const sent = await alice.client.post('/1.1/statuses', { query: toFollowers, data: { message: 'lost' } });
+    assert.equal(sent.status, 201, sent.text);
+    assert.deepEqual((await server.master.get('/1.1/classes/_Status')).body.results.map((s: { objectId: string }) => s.objectId), [sent.body.objectId]);
+    assert.equal((await bob.client.get('/1.1/subscribe/statuses/count')).body.total, 1);
+  } finally {
+    await server.close();
+    await database.drop();
+  }
 });

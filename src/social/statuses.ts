@@ -60,7 +60,14 @@ export class Statuses {
     const readers = inboxType === 'default' ? { '*': { read: true } } : {};
     const acl = typeof source === 'string' && source !== '' ? { ...readers, [source]: { read: true, write: true } } : readers;
     const status = await this.objects.create(master, '_Status', parseWriteBody({ ...data, inboxType, ACL: acl }));
-    await this.inboxes.deliver(caller.appId, status.objectId, inboxType, recipients);
+    try {
+      await this.inboxes.deliver(caller.appId, status.objectId, inboxType, recipients);
+    } catch (error) {
+      // The delivery is one transaction that stored nothing: the status goes too, so the sender's retry is not a
+      // second copy beside one that reached no inbox.
+      await this.objects.remove(master, '_Status', status.objectId).catch(() => undefined);
+      throw error;
+    }
     return status;
   }
 
