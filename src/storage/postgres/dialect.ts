@@ -270,7 +270,7 @@ export const postgresDialect: SqlDialect = {
 
   // Rows encoded for COPY on the parse threads.
   importBatch: encodeImportBatch,
-  boundClass: (className: string) => sql`${className}`,
+  boundScope: (value: string) => sql`${value}`,
   afterAnalyze: [],
   reusedShape: preparedShape,
   pinnedScope: (appId, className, readers) => ({

@@ -148,12 +148,14 @@ export interface SqlDialect {
    */
   importBatch(appId: string, className: string, records: ImportRecord[]): ImportBatch;
   /**
-   * A class name bound into a read of `objects` (`o.class_name = ${boundClass(name)}`). SQLite re-plans a
-   * prepared statement at every run once a bound value took part in its plan: comparing a bound class with
-   * a partial index's `class_name = '_Role'` does, and so do the value samples of ANALYZE (sqlite_stat4).
+   * An application id or class name bound into a read of `objects` (`o.app_id = ${boundScope(appId)}`, `o.class_name
+   * = ${boundScope(name)}`), the leading columns of every index on it. SQLite re-plans a prepared statement at every
+   * run once a bound value took part in its plan: comparing a bound class with a partial index's `class_name = '_Role'`
+   * does, and so does a bound application looked up in ANALYZE's value samples (sqlite_stat4), which an operator's
+   * own ANALYZE (or PRAGMA optimize) writes even though an import drops them (afterAnalyze).
    */
-  boundClass(className: string): Sql;
-  /** Statements run after ANALYZE: keep only the statistics that do not tie plans to bound values (boundClass). */
+  boundScope(value: string): Sql;
+  /** Statements run after ANALYZE: keep only the statistics that do not tie plans to bound values (boundScope). */
   readonly afterAnalyze: readonly Sql[];
   /**
    * A read that plans alike for every value (an include level's primary-key probes, a page with its scope pinned:

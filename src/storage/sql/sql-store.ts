@@ -181,7 +181,7 @@ export class SqlStore implements Store {
   /** The rows among `ids` of one class that the readers may read (one statement, any order). */
   protected async selectByIds(appId: string, className: string, ids: readonly string[], readers: Readers): Promise<SelectedRow[]> {
     const { rows } = await sql<SelectedRow>`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
+      FROM objects o WHERE o.app_id = ${this.dialect.boundScope(appId)} AND o.class_name = ${this.dialect.boundScope(className)}
       AND o.id IN (${sql.join(ids.map((id) => sql`${id}`))}) AND ${this.readable(appId, readers)}`.execute(this.db);
     return rows;
   }
@@ -207,7 +207,7 @@ export class SqlStore implements Store {
     const plausible = [...new Set(ids)].filter(isPlausibleId);
     if (plausible.length === 0) return [];
     const { rows } = await sql<SelectedRow>`${this.dialect.reusedShape(sql`SELECT ${objectSelect}
-      FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${this.dialect.boundClass(className)}
+      FROM objects o WHERE o.app_id = ${this.dialect.boundScope(appId)} AND o.class_name = ${this.dialect.boundScope(className)}
       AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`)}`.execute(this.db);
     return rows;
   }

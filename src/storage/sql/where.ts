@@ -306,7 +306,7 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   const pinned = split !== null && split.alone && query.order.length === 0 ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`, read = columns ?? select) => sql`SELECT ${read} FROM ${source}
-    WHERE o.app_id = ${pinned?.appId ?? appId} AND o.class_name = ${pinned?.className ?? dialect.boundClass(className)} AND ${condition} AND ${readable}`;
+    WHERE o.app_id = ${pinned?.appId ?? dialect.boundScope(appId)} AND o.class_name = ${pinned?.className ?? dialect.boundScope(className)} AND ${condition} AND ${readable}`;
   // Literals, not parameters: with a bound LIMIT SQLite's planner does not know the page is small and may
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
@@ -333,7 +333,7 @@ export function countStatement(scope: WhereScope, where: Where): Sql {
   const { dialect, appId, className } = scope;
   const source = pointerSource(scope, where);
   return sql`SELECT count(*) AS n FROM ${source?.from ?? sql`objects o`}
-    WHERE o.app_id = ${appId} AND o.class_name = ${dialect.boundClass(className)} AND ${source?.condition ?? compileWhere(scope, where)}
+    WHERE o.app_id = ${dialect.boundScope(appId)} AND o.class_name = ${dialect.boundScope(className)} AND ${source?.condition ?? compileWhere(scope, where)}
     AND ${readableSql(dialect, appId, scope.readers)}`;
 }
 

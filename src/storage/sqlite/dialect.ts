@@ -111,7 +111,7 @@ export const sqliteDialect: SqlDialect = {
     // of the types compared, and nothing at all on a field that holds no arrays. Read first (CROSS JOIN
     // fixes SQLite's loop order), then the rows by rowid: left to choose, with statistics of some indexes
     // and not others, the planner read the whole class through another index (9.8 ms against 0.25 ms).
-    const arraysFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = ${scope.appId} AND class_name = +${scope.className}
+    const arraysFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = +${scope.appId} AND class_name = +${scope.className}
       AND json_extract(data, ${p}) >= '[' AND json_extract(data, ${p}) < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r`;
     const one = values.length === 1 ? values[0] : null;
     if (one !== null) {
@@ -122,7 +122,7 @@ export const sqliteDialect: SqlDialect = {
     // Several values: their rows first, through the declared index, then by rowid (as arraysFrom): left to
     // choose, with no statistics the planner read the class in the page's order to spare the sort.
     const keys = JSON.stringify([...new Set(values.map(bindable))]);
-    const valueFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = ${scope.appId} AND class_name = +${scope.className}
+    const valueFrom = sql`(SELECT rowid AS r FROM objects WHERE app_id = +${scope.appId} AND class_name = +${scope.className}
       AND json_extract(data, ${p}) IN (SELECT value FROM json_each(${keys}))) matched CROSS JOIN objects o ON o.rowid = matched.r`;
     // The index holds json_extract, where true is 1 and '1' is not 1: each kind of value tested with its types after it.
     const exact = scalarIn(sql`json_type(o.data, ${p})`, extract(path), values);
@@ -195,7 +195,7 @@ export const sqliteDialect: SqlDialect = {
     // since the index was declared) it read the whole class in the page's order (32 ms against 0.3 ms a
     // page at 100,000 objects).
     return {
-      from: sql`(${ids}) i CROSS JOIN objects o ON o.app_id = ${scope.appId} AND o.class_name = +${scope.className}
+      from: sql`(${ids}) i CROSS JOIN objects o ON o.app_id = +${scope.appId} AND o.class_name = +${scope.className}
         AND ${extract([...path, 'objectId'])} = +i.v`,
       condition: sql`coalesce(${extract([...path, 'className'])} = ${className}, 0)`,
     };
@@ -285,8 +285,10 @@ export const sqliteDialect: SqlDialect = {
   importBatch: (appId: string, className: string, records: ImportRecord[]): ImportBatch => ({ kind: 'records', appId, className, records }),
   // Unary plus: the planner no longer matches the bound name with objects_role_name_key's `class_name = '_Role'`
   // (which ties the plan to the value, so SQLite re-planned a page's statement at every run: with afterAnalyze,
-  // 140 -> 36 µs a page of 20 among 100,000). The column keeps its index; text compares with text as before.
-  boundClass: (className: string) => sql`+${className}`,
+  // 140 -> 36 µs a page of 20 among 100,000), nor looks a bound application up in sqlite_stat4's samples, which
+  // an ANALYZE not run by an import leaves (the page re-planned at every run again: 4-5 times its time). The
+  // column keeps its index; text compares with text as before.
+  boundScope: (value: string) => sql`+${value}`,
   // SQLite keeps a statement per text already, and literal values tie its plan to them.
   pinnedScope: () => null,
   // ANALYZE's value samples (sqlite_stat4) tie every plan with a bound app or class to their values, so each
