@@ -153,7 +153,9 @@ export const sqliteDialect: SqlDialect = {
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql {
     const types = sql.join(typesOf(value).map((t) => sql.lit(t)));
     // The type test first makes the whole false (not NULL) for a missing field; the comparison reads an index on the field.
-    return sql`(${typeOf(path)} IN (${types}) AND ${extract(path)} ${comparisonOperators[op]} ${value})`;
+    // The bound as +? (no affinity either way, so it compares alike): with sqlite_stat4's samples, a bound value there was
+    // looked up in them and the page prepared again at every run (range + order 180-290 -> 100-170 µs in-process).
+    return sql`(${typeOf(path)} IN (${types}) AND ${extract(path)} ${comparisonOperators[op]} +${value})`;
   },
 
   jsonExists(path: string[]): Sql {
