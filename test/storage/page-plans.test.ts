@@ -9,19 +9,14 @@
 // generic plans sort all of a value's matches (1.6 against 0.06 ms, 27 against 15 ms) and would be taken on other data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql, type Kysely } from 'kysely';
-import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
-import { openPostgresStore } from '../../src/storage/postgres/open.ts';
-import { freshApp } from './stores.ts';
+import { sql } from 'kysely';
+import { storeKind } from '../helpers/databases.ts';
+import { freshApp, withOneConnectionStore } from './stores.ts';
 import { parseOrder, parseWhere } from '../../src/objects/query.ts';
 import type { Readers } from '../../src/objects/types.ts';
 
 test('only a page planned alike for every value is a named statement on PostgreSQL; counts and other pages answer alike unnamed', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  // One connection, so the statement catalogue read below is the pages' own session's.
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
-    const db = (store as unknown as { db: Kysely<any> }).db;
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     // A class of 20,000 beside 300 small ones: a generic plan estimates a bound class as the average one. At this
     // size the two counts below flipped to their generic plans (0.5 -> 11 ms, 2 -> 8 ms) before pageStatement.
@@ -65,8 +60,5 @@ test('only a page planned alike for every value is a named statement on PostgreS
     assert.equal(rows.length, 2, JSON.stringify(rows.map((row) => row.statement)));
     for (const row of rows) assert.match(row.statement, /o\.class_name = 'Big'/);
     assert.equal(rows.filter((row) => /count\(\*\)/.test(row.statement)).length, 0);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });

@@ -4,10 +4,9 @@
 // account store's conformance suite hold the answers themselves. SQLite keeps its own statement cache.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql, type Kysely } from 'kysely';
-import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
-import { openPostgresStore } from '../../src/storage/postgres/open.ts';
-import { freshApp } from './stores.ts';
+import { sql } from 'kysely';
+import { storeKind } from '../helpers/databases.ts';
+import { freshApp, withOneConnectionStore } from './stores.ts';
 import { ShapeNames } from '../../src/storage/postgres/prepared.ts';
 import type { FindQuery } from '../../src/objects/types.ts';
 import type { SqlDialect } from '../../src/storage/sql/dialect.ts';
@@ -17,10 +16,7 @@ import { objectSelect } from '../../src/storage/sql/object-row.ts';
 import { parseOrder, parseWhere } from '../../src/objects/query.ts';
 
 test('get-by-id and session lookups run as named statements on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  // One connection, so the statement catalogue read below is the lookups' own session's.
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     const object = { className: 'Note', objectId: 'note00000000000000000001', createdAt: 1, updatedAt: 1, acl: null, data: { n: 1 } };
     assert.equal((await store.insertObject(appId, object)).ok, true);
@@ -31,12 +27,9 @@ test('get-by-id and session lookups run as named statements on PostgreSQL', { sk
       assert.deepEqual(master?.data, { n: 1 });
       assert.equal(await store.accounts.userBySession(appId, `digest-${i}`), null);
     }
-    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute((store as unknown as { db: never }).db);
+    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(db);
     assert.deepEqual(rows.map((row) => row.name), ['roost_object_lookups', 'roost_session_lookups']);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });
 
 test('a page shape is named after its third run, at most maxShapes of them', () => {
@@ -53,9 +46,7 @@ test('a page shape is named after its third run, at most maxShapes of them', () 
 });
 
 test('query pages, counts and include reads answer alike before and after their shape is a named statement on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     for (let i = 0; i < 30; i++) {
       const data = { group: i % 3, score: (i * 7) % 11, tags: i % 4 === 0 ? [i % 3, 'x'] : 'x' };
@@ -85,15 +76,12 @@ test('query pages, counts and include reads answer alike before and after their 
       assert.equal(reads[0].length, readers?.length === 1 ? 1 : 3);
       for (const later of reads.slice(1)) assert.deepEqual(later, reads[0]);
     }
-    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'roost_shape_%'`.execute((store as unknown as { db: never }).db);
+    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'roost_shape_%'`.execute(db);
     // The pages of the two lone equalities with the public readers and with the master key (their scope in their
     // text: where.ts pageStatement), and the include level's read for each of the three reader sets; no count,
     // range, $in or user's page (test/storage/page-plans.test.ts).
     assert.equal(rows.length, 2 * 2 + 3);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });
 
 // dialect.pinnedScope (src/storage/sql/where.ts, findStatement): a lone equality in insertion order names its
@@ -101,10 +89,7 @@ test('query pages, counts and include reads answer alike before and after their 
 // plans the shape once (a generic plan can use the declared partial index): the where page's database CPU went
 // from ~550 to ~130 µs (bench/RESULTS.md, Objects). The pages must be those of the bound statement.
 test('a page with its scope written into its text answers as the bound statement, and is planned once per shape on PostgreSQL', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
-    const db = (store as unknown as { db: Kysely<any> }).db;
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     const other = await freshApp(store);
     // A class as the benchmark's (a field of scalars, 100 values), alone in the database: the public where page is
@@ -155,8 +140,5 @@ test('a page with its scope written into its text answers as the bound statement
         }
       }
     }
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });

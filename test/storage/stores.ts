@@ -3,7 +3,11 @@
 // ones on the database this run selects (PostgreSQL with DATABASE_URL, else SQLite), one fresh
 // database per file as the rest of the suite has; QuotaPauses also against Redis and memory.
 import { after, before } from 'node:test';
-import { testDatabase, type TestDatabase } from '../helpers/databases.ts';
+import type { Kysely } from 'kysely';
+import { freshPostgresDatabase, testDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { openPostgresStore } from '../../src/storage/postgres/open.ts';
+
+type PostgresStore = Awaited<ReturnType<typeof openPostgresStore>>;
 import type { Store } from '../../src/storage/store.ts';
 import type { StoredObject } from '../../src/objects/types.ts';
 import type { SessionSeal } from '../../src/storage/account-store.ts';
@@ -67,4 +71,19 @@ export function objectOf(className: string, data: StoredObject['data'], acl: Sto
 
 export function sessionSeal(name: string): SessionSeal {
   return { digest: `digest-${name}`, cipher: `cipher-${name}` };
+}
+
+/**
+ * A PostgreSQL store on a fresh database with one connection, so that the statement catalogue a test reads
+ * (pg_prepared_statements) is its reads' own session's, and its query builder for such reads; dropped after `body`.
+ */
+export async function withOneConnectionStore(body: (store: PostgresStore, db: Kysely<any>) => Promise<void>): Promise<void> {
+  const database = await freshPostgresDatabase();
+  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
+  try {
+    await body(store, (store as unknown as { db: Kysely<any> }).db);
+  } finally {
+    await store.close();
+    await database.drop();
+  }
 }

@@ -4,18 +4,13 @@
 // Subqueries). A lone equality's page still becomes a named shape (test/storage/prepared-statements.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql, type Kysely } from 'kysely';
-import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
-import { openPostgresStore } from '../../src/storage/postgres/open.ts';
-import { freshApp } from './stores.ts';
+import { sql } from 'kysely';
+import { storeKind } from '../helpers/databases.ts';
+import { freshApp, withOneConnectionStore } from './stores.ts';
 import { parseWhere } from '../../src/objects/query.ts';
 
 test('pages and counts holding a subquery are never named statements on PostgreSQL; the same answers every run', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  // One connection, so the statement catalogue read below is the pages' own session's.
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
-    const db = (store as unknown as { db: Kysely<any> }).db;
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     const postId = (i: number) => `post${String(i).padStart(20, '0')}`;
     for (let i = 0; i < 20; i++) {
@@ -47,8 +42,5 @@ test('pages and counts holding a subquery are never named statements on PostgreS
     const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE name LIKE 'roost_shape_%'`.execute(db);
     assert.equal(rows.filter((row) => /SqbPost|'Post'|\$inQuery/.test(row.statement) || row.statement.includes('SELECT s.v')).length, 0);
     assert.equal(rows.length, 1, 'the lone equality\'s page is named');
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });

@@ -4,18 +4,14 @@
 // unnamed statement's, from the first run to past the sixth (where the generic plan may be taken).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql, type Kysely } from 'kysely';
-import { freshPostgresDatabase, storeKind } from '../helpers/databases.ts';
-import { openPostgresStore } from '../../src/storage/postgres/open.ts';
-import { freshApp } from './stores.ts';
+import { sql } from 'kysely';
+import { storeKind } from '../helpers/databases.ts';
+import { freshApp, withOneConnectionStore } from './stores.ts';
 import { parseWhere } from '../../src/objects/query.ts';
 import type { Readers } from '../../src/objects/types.ts';
 
 test('a lone equality on a unique column is planned once with the master key or the public readers, and answers alike', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const database = await freshPostgresDatabase();
-  const store = await openPostgresStore({ url: database.url, poolSize: 1 });
-  try {
-    const db = (store as unknown as { db: Kysely<any> }).db;
+  await withOneConnectionStore(async (store, db) => {
     const appId = await freshApp(store);
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
@@ -45,8 +41,5 @@ test('a lone equality on a unique column is planned once with the master key or 
     // Each field with the master key and with the public readers; a user's readers (their roles read) stay unnamed.
     assert.equal(rows.length, 6, JSON.stringify(rows.map((row) => row.statement)));
     for (const row of rows) assert.ok(Number(row.generic_plans) > 0, `planned at each run: ${row.statement}`);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
+  });
 });
