@@ -50,6 +50,9 @@ function withStatementCache(database: Database.Database, limit = 500): SqliteDat
   };
 }
 
+/** The largest map SQLite's build allows (SQLITE_MAX_MMAP_SIZE in better-sqlite3: 0x7fff0000). */
+const mmapBytes = 0x7fff0000;
+
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
 export async function openSqliteStore(options: { path: string; secrets?: SecretBox }): Promise<SqliteStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -60,6 +63,11 @@ export async function openSqliteStore(options: { path: string; secrets?: SecretB
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
+  // Reads through a memory map share the operating system's page cache instead of copying pages
+  // into SQLite's own (16 MiB): at 1,000,000 objects a get-by-id read its index and table pages
+  // through read(2) and cost 1.5 times what it cost at 10,000. The map is address space, not memory;
+  // a file larger than it is read the usual way past its end.
+  database.pragma(`mmap_size = ${mmapBytes}`);
   // $regex: the RE2 spelling of a pattern validated when the query was parsed (src/objects/regex.ts),
   // matched by re2js in time linear in the text; never JavaScript's backtracking RegExp.
   database.function('roost_regexp', { deterministic: true }, (value: unknown, pattern: unknown) => {
