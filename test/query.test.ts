@@ -120,6 +120,33 @@ describe('where operators', () => {
     }
   });
 
+  // A rising number range ordered by its field runs as a named statement on PostgreSQL past its third run, with
+  // its generic plan past its sixth (where.ts risingRange); its bound's edge is a filter there (jsonCompare's
+  // IS TRUE), so a page reaching the end of the numbers reads on into what sorts above them. Every run must answer
+  // as the rule does: numbers only, from the bound up, ties by objectId, what the readers may read.
+  test('a rising range ordered by its field answers alike at every run, past the numbers and private rows', async () => {
+    const values = [5, 5, 1, 9, 'x', true, [1], { a: 1 }, null, undefined, 7.5, -3, 9, 12, false, 'y'];
+    const ids = await insertUntyped(server.store, server.appId, 'Ranked', values.map((n) => (n === undefined ? {} : { n })));
+    const hidden = { className: 'Ranked', objectId: 'zzprivate00000000000000a', createdAt: 1, updatedAt: 1, acl: { u9: { read: true, write: true } }, data: { n: 6 } };
+    assert.equal((await server.store.insertObject(server.appId, hidden)).ok, true);
+    assert.equal((await server.master.post('/1.1/indexes/Ranked', { name: 'byN', keys: { n: 1 } })).status, 201);
+    const rows = [...values.map((n, i) => ({ id: ids[i], n, public: true })), { id: hidden.objectId, n: 6, public: false }];
+    for (const client of [server.client, server.master]) {
+      for (let run = 0; run < 14; run++) {
+        const [bound, op] = ([[-5, '$gte'], [5, '$gte'], [5, '$gt'], [9, '$gte'], [12, '$gt'], [6, '$gte'], [0, '$gt']] as const)[run % 7];
+        const expected = rows
+          .filter((row) => typeof row.n === 'number' && (op === '$gt' ? row.n > bound : row.n >= bound) && (row.public || client === server.master))
+          .sort((a, b) => (a.n as number) - (b.n as number) || (a.id < b.id ? -1 : 1))
+          .slice(0, 3)
+          .map((row) => row.id);
+        const where = JSON.stringify({ n: { [op]: bound } });
+        const res = await client.get('/1.1/classes/Ranked', { query: { where, order: 'n', limit: '3' } });
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(res.body.results.map((row: { objectId: string }) => row.objectId), expected, `${where} run ${run}`);
+      }
+    }
+  });
+
   test('bad where input is a 4xx with a code', async () => {
     const bad: Array<[unknown, number]> = [
       [{ age: { $near: 1 } }, 102],

@@ -245,6 +245,18 @@ function uniqueEquality(className: string, where: Where): boolean {
   return node.op === 'eq' && typeof node.value === 'string' && columnFor(className, node.path)?.kind === 'string';
 }
 
+/**
+ * A lone lower bound of a number on a JSON field, the page ordered by that field alone, rising (`{"score":{"$gte":n}}`,
+ * `order=score`): PostgreSQL's generic plan reads the field's declared index in order from the bound for any value,
+ * once the scope is in its text (dialect.pinnedScope: the partial index names its class) and the bound's edge is not
+ * taken for the other end of a range (jsonCompare). test/storage/page-plans.test.ts asserts that plan.
+ */
+function risingRange(className: string, { where, order }: PageQuery): boolean {
+  if ((where.op !== 'gt' && where.op !== 'gte') || typeof where.value !== 'number' || columnFor(className, where.path) !== null) return false;
+  const path = where.path;
+  return order.length === 1 && !order[0].descending && order[0].path.length === path.length && order[0].path.every((part, i) => part === path[i]);
+}
+
 /** The order reads only columns of the page's select, objectSelect or objectJsonSelect (the union's outer ORDER BY sees nothing else). */
 function orderOnSelected(className: string, order: OrderKey[]): boolean {
   return order.every((key) => {
@@ -303,7 +315,8 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   // value: one plan serves them all, so its scope may be written into the text (dialect.pinnedScope). (A range
   // ordered by its field would too, but PostgreSQL prices the generic plan of `x >= $1` above the custom ones and
   // keeps planning it per run.)
-  const pinned = split !== null && split.alone && query.order.length === 0 ? dialect.pinnedScope(appId, className, scope.readers) : null;
+  const rising = split === null && risingRange(className, query);
+  const pinned = (split !== null && split.alone && query.order.length === 0) || rising ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`, read = columns ?? select) => sql`SELECT ${read} FROM ${source}
     WHERE o.app_id = ${pinned?.appId ?? dialect.boundScope(appId)} AND o.class_name = ${pinned?.className ?? dialect.boundScope(className)} AND ${condition} AND ${readable}`;
@@ -313,7 +326,11 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
   const source = split === null ? pointerSource(scope, query.where) : null;
   if (source !== null) return { statement: sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`, plannedOnce: false };
-  if (split === null) return { statement: sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`, plannedOnce: uniqueEquality(className, query.where) && (scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*')) };
+  if (split === null) {
+    const statement = sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
+    const publicOrMaster = scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*');
+    return { statement, plannedOnce: publicOrMaster && (uniqueEquality(className, query.where) || (rising && pinned !== null)) };
+  }
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
   const side = (statement: Sql) => sql`SELECT * FROM (${statement} ORDER BY ${order} LIMIT ${top})`;
