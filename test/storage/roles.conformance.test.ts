@@ -91,3 +91,36 @@ test("a write's condition is met only by a row its readers may read, roles inclu
   assert.equal((await write(['*', 'u1'])).ok, true);
   assert.deepEqual(await write(['*', 'u2']), { ok: false, reason: 'conditionFailed' });
 });
+
+// On PostgreSQL a read's roles come from roost_member_roles (migration 0020, dialect.memberRoles), a copy of the
+// query rolesOf runs (rolePrincipals): every page and count must keep exactly the rows the principals rolesOf
+// gives may read, for one user or several, nested roles, a cycle, and another application's roles of the same names.
+test('a page and a count with users among the readers keep what their roles (rolesOf) may read', async () => {
+  const appId = await freshApp(store());
+  const otherApp = await freshApp(store());
+  const names = ['A', 'B', 'C', 'D', 'E'];
+  const roles = await Promise.all(names.map((n) => role(appId, n)));
+  const [a, b, c, d, e] = roles;
+  await members(appId, a, { users: ['u1'] });
+  await members(appId, b, { roles: [a.objectId], users: ['u2'] });
+  await members(appId, c, { roles: [b.objectId] });
+  await members(appId, a, { roles: [c.objectId] });
+  await members(appId, d, { users: ['u3'] });
+  const foreign = await role(otherApp, 'E');
+  await members(otherApp, foreign, { users: ['u1', 'u2', 'u3'] });
+  void e;
+  const acls = [null, { u1: { read: true } }, { u3: { read: true } }, ...names.map((n) => ({ [`role:${n}`]: { read: true } })), { 'role:E': { read: true }, u4: { read: true } }];
+  const docs = acls.map((acl, i) => objectOf('Doc', { n: i }, acl));
+  for (const doc of docs) assert.equal((await store().insertObject(appId, doc)).ok, true);
+  for (const readers of [['*', 'u1'], ['*', 'u2'], ['*', 'u3'], ['*', 'u4'], ['*', 'u9'], ['*', 'u1', 'u3'], ['u2', 'role:D']]) {
+    const principals = new Set(readers);
+    for (const user of readers.filter((r) => r.startsWith('u'))) {
+      for (const name of await store().roles.rolesOf(appId, user)) principals.add(`role:${name}`);
+    }
+    const expected = docs.filter((doc) => doc.acl === null ? principals.has('*') : Object.keys(doc.acl).some((p) => principals.has(p))).map((doc) => doc.data.n);
+    const where: Where = { op: 'const', value: true };
+    const found = (await store().findObjects(appId, 'Doc', { where, order: [], limit: 100, skip: 0, readers })).map((o) => o.data.n);
+    assert.deepEqual(found, expected, JSON.stringify(readers));
+    assert.equal(await store().countObjects(appId, 'Doc', where, readers), expected.length, JSON.stringify(readers));
+  }
+});

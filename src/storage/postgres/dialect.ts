@@ -236,6 +236,8 @@ export const postgresDialect: SqlDialect = {
     return roles === null ? direct : sql`(${direct} OR o.readers && ARRAY(${roles}))`;
   },
 
+  memberRoles: (appId, members) => sql`SELECT roost_member_roles(${appId}, ${sql.val([...members])}::text[])`,
+
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw ?? null) as T,
   // jsonb's text, which the driver would parse, made JSON.stringify's without building the object (jsonb-text.ts).

@@ -105,6 +105,11 @@ export interface SqlDialect {
    * database runs at most once a statement and only for a row the list does not already grant.
    */
   readableBy(readers: readonly string[], roles: Sql | null): Sql;
+  /**
+   * readableBy's `roles` for these users as a query the database plans once (PostgreSQL: roost_member_roles,
+   * migration 0020), or null to read them inline (rolePrincipals), planned with each statement.
+   */
+  memberRoles(appId: string, members: readonly string[]): Sql | null;
   /** Value to bind for the JSON columns (data, acl). */
   encodeJson(value: unknown): unknown;
   decodeJson<T>(raw: unknown): T;

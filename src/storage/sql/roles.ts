@@ -41,7 +41,7 @@ export function readableSql(dialect: SqlDialect, appId: string, readers: Readers
   if (members.length === 0) return dialect.readableBy(readers, null);
   const isMember = (targetId: Sql) =>
     members.length === 1 ? sql`${targetId} = ${members[0]}` : dialect.columnIn(targetId, 'string', members);
-  return dialect.readableBy(readers, rolePrincipals(dialect, sql`${appId}`, isMember));
+  return dialect.readableBy(readers, dialect.memberRoles(appId, members) ?? rolePrincipals(dialect, sql`${appId}`, isMember));
 }
 
 export class SqlRoleStore implements RoleStore {

@@ -247,6 +247,8 @@ export const sqliteDialect: SqlDialect = {
     return sql`(${direct} OR ${byRoles(roles)})`;
   },
 
+  memberRoles: () => null,
+
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw === null || raw === undefined ? null : JSON.parse(String(raw))) as T,
   storedText: (data) => data,

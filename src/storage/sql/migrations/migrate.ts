@@ -19,6 +19,7 @@ import { operatorRecoveryCodes } from './0016_operator_recovery_codes.ts';
 import { leaderboards } from './0017_leaderboards.ts';
 import { statusInboxes } from './0018_status_inboxes.ts';
 import { objectsGeoCells } from './0019_objects_geo_cells.ts';
+import { memberRolesFunction } from './0020_member_roles.ts';
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -51,6 +52,7 @@ export const migrations: ReadonlyArray<[name: string, migration: Migration]> = [
   ['0017_leaderboards', leaderboards],
   ['0018_status_inboxes', statusInboxes],
   ['0019_objects_geo_cells', objectsGeoCells],
+  ['0020_member_roles', memberRolesFunction],
 ];
 
 function providerFor(kind: Kind): MigrationProvider {
