@@ -18,6 +18,7 @@ import type {
 import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere, countStatement, pageStatement, type PageSelect } from './where.ts';
+import { PageShapes, type PageShapeQuery } from './page-shapes.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -68,6 +69,8 @@ export class SqlStore implements Store {
   readonly statusInboxes: SqlStatusInboxStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
+  /** Query pages' compiled statements by shape (page-shapes.ts). */
+  private readonly pageShapes = new PageShapes();
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
     this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
@@ -232,8 +235,9 @@ export class SqlStore implements Store {
 
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
   private async findRows<Row>(appId: string, className: string, query: FindQuery, select: PageSelect): Promise<Row[]> {
-    const scope = { dialect: this.dialect, appId, className, readers: query.readers };
-    const page = async (q: FindQuery) => (await sql<Row>`${pageStatement(scope, select, q)}`.execute(this.db)).rows;
+    const compile = (q: PageShapeQuery) => pageStatement({ dialect: this.dialect, appId, className, readers: q.readers }, select, q).compile(this.db);
+    const selectName = select.columns === undefined ? 'objects' : 'json';
+    const page = async (q: FindQuery) => (await this.db.executeQuery<Row>(this.pageShapes.compiled(selectName, { appId, className, ...q }, compile))).rows;
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
       // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):

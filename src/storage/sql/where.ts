@@ -10,6 +10,9 @@ import { holdsAny, memberOf } from './relation-store.ts';
 /** Fields kept in real columns; comparisons on them use the column (and its index). Read with request text. */
 const timeColumns = table({ createdAt: 'created_at', updatedAt: 'updated_at' });
 
+/** A path to a time column, whose values the where rounds, clamps or parses (columnValue), so page-shapes.ts keeps them whole. */
+export const isTimeField = (path: string[]): boolean => path.length === 1 && timeColumns[path[0]] !== undefined;
+
 const operators: Record<Comparison, Sql> = {
   lt: sql.raw('<'),
   lte: sql.raw('<='),
