@@ -9,7 +9,7 @@
 // generic plans sort all of a value's matches (1.6 against 0.06 ms, 27 against 15 ms) and would be taken on other data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { storeKind } from '../helpers/databases.ts';
 import { freshApp, withOneConnectionStore } from './stores.ts';
 import { parseOrder, parseWhere } from '../../src/objects/query.ts';
@@ -76,6 +76,53 @@ test('only a page planned alike for every value is a named statement on PostgreS
       await sql`RESET plan_cache_mode`.execute(db);
       assert.match(plan, /Index Scan using cix_/, plan);
       assert.doesNotMatch(plan, /Bitmap|(^|->)\s*Sort\s+\(/m, plan);
+    }
+  });
+});
+
+// A lone $nearSphere within a distance, nearest first (where.ts boundedNearest), is named too: its generic plan seeks
+// the box's latitude bands in objects_geo_cell_idx for any point. Its pages must answer as the unnamed statement's,
+// past the sixth named run, beside small classes with points (a generic plan with the class bound would take the
+// average one).
+test('a bounded nearest-first page is planned once and answers alike', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
+  await withOneConnectionStore(async (store, db) => {
+    const appId = await freshApp(store);
+    const point = (lat: RawBuilder<unknown>, lng: RawBuilder<unknown>) => sql`jsonb_build_object('location', jsonb_build_object('__type', 'GeoPoint', 'latitude', ${lat}, 'longitude', ${lng}))`;
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers, geo_field, geo_lat, geo_lng)
+      SELECT ${appId}, 'Places', lpad(to_hex(i), 24, '0'), i, i, ${point(sql`lat`, sql`lng`)},
+        CASE WHEN i % 5 = 0 THEN '{u1}'::text[] ELSE '{*}'::text[] END, 'location', lat, lng
+      FROM (SELECT i, 30.9 + (i * 7919 % 20000) / 100000.0 AS lat, 121.0 + (i * 104729 % 20000) / 100000.0 AS lng
+        FROM generate_series(1, 20000) AS i) p`.execute(db);
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers, geo_field, geo_lat, geo_lng)
+      SELECT ${appId}, 'Small' || (i % 300), lpad(to_hex(i), 24, '0'), i, i, ${point(sql`31.0`, sql`121.1`)}, '{*}', 'location', 31.0, 121.1
+      FROM generate_series(1, 6000) AS i`.execute(db);
+    await sql`ANALYZE objects`.execute(db);
+    const readerSets: Readers[] = [['*'], null, ['*', 'u1']];
+    for (const readers of readerSets) {
+      const answers = [];
+      for (let run = 0; run < 16; run++) {
+        // The same fraction of a band at every point: one text (five bands a box).
+        const where = parseWhere({ location: { $nearSphere: { __type: 'GeoPoint', latitude: 31.005 + 0.01 * (run % 8), longitude: 121.05 + 0.01 * (run % 8) }, $maxDistanceInKilometers: 2 } });
+        answers.push((await store.findObjects(appId, 'Places', { where, order: [], limit: 20, skip: 0, readers })).map((o) => o.objectId));
+      }
+      assert.deepEqual(answers.slice(8), answers.slice(0, 8), JSON.stringify(readers));
+      assert.ok(answers.every((page) => page.length === 20));
+    }
+    const { rows } = await sql<{ name: string; statement: string; generic_plans: number }>`SELECT name, statement, generic_plans FROM pg_prepared_statements
+      WHERE name LIKE 'roost_shape_%'`.execute(db);
+    // With the public readers and with the master key; a user's readers stay unnamed.
+    assert.equal(rows.length, 2, JSON.stringify(rows.map((row) => row.statement)));
+    for (const row of rows) {
+      assert.ok(Number(row.generic_plans) > 0, `planned at each run: ${row.statement}`);
+      await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
+      const values = (await sql<{ parameter_types: string }>`SELECT parameter_types::text FROM pg_prepared_statements WHERE name = ${row.name}`.execute(db)).rows[0].parameter_types;
+      const count = values.split(',').length;
+      // EXPLAIN of the generic plan needs values of the right types only: the plan is the same for any.
+      const args = sql.join(Array.from({ length: count }, (_, i) => (i === 0 ? sql.lit('location') : sql.lit(31))));
+      const plan = (await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.raw(row.name)}(${args})`.execute(db)).rows.map((line) => line['QUERY PLAN']).join('\n');
+      await sql`RESET plan_cache_mode`.execute(db);
+      assert.match(plan, /Index Scan using objects_geo_cell_idx/, plan);
+      assert.match(plan, /Index Cond: .*floor\(\(geo_lat \* '100'::double precision\)\) = ANY/, plan);
     }
   });
 });

@@ -260,6 +260,15 @@ function risingRange(className: string, { where, order }: PageQuery): boolean {
   return order.length === 1 && !order[0].descending && order[0].path.length === path.length && order[0].path.every((part, i) => part === path[i]);
 }
 
+/**
+ * A lone $nearSphere within a distance, nearest first (an unbounded one is read as such pages of growing radius:
+ * SqlStore): whatever the point, PostgreSQL's generic plan seeks the box's latitude bands in objects_geo_cell_idx
+ * and sorts the few points they hold, as the custom plans do (test/storage/page-plans.test.ts).
+ */
+function boundedNearest(where: Where): boolean {
+  return where.op === 'near' && where.nearest && where.maxDistance !== null && where.maxDistance < Math.PI;
+}
+
 /** The order reads only columns of the page's select, objectSelect or objectJsonSelect (the union's outer ORDER BY sees nothing else). */
 function orderOnSelected(className: string, order: OrderKey[]): boolean {
   return order.every((key) => {
@@ -314,12 +323,13 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
   const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
-  // A split equality alone, in insertion order, reads the declared index (value, created_at, id) in order for any
-  // value: one plan serves them all, so its scope may be written into the text (dialect.pinnedScope). (A range
-  // ordered by its field would too, but PostgreSQL prices the generic plan of `x >= $1` above the custom ones and
-  // keeps planning it per run.)
+  // Shapes one plan serves for any value, so their scope may be written into the text (dialect.pinnedScope; a
+  // declared index is partial on its class): a split equality alone in insertion order reads the declared index
+  // (value, created_at, id) in order, a rising range ordered by its field that index from its bound (risingRange),
+  // and a bounded nearest-first page its box's bands of objects_geo_cell_idx (boundedNearest).
   const rising = split === null && risingRange(className, query);
-  const pinned = (split !== null && split.alone && query.order.length === 0) || rising ? dialect.pinnedScope(appId, className, scope.readers) : null;
+  const near = nearest !== null && boundedNearest(query.where);
+  const pinned = (split !== null && split.alone && query.order.length === 0) || rising || near ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`, read = columns ?? select) => sql`SELECT ${read} FROM ${source}
     WHERE o.app_id = ${pinned?.appId ?? dialect.boundScope(appId)} AND o.class_name = ${pinned?.className ?? dialect.boundScope(className)} AND ${condition} AND ${readable}`;
@@ -332,7 +342,7 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   if (split === null) {
     const statement = sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
     const publicOrMaster = scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*');
-    return { statement, plannedOnce: publicOrMaster && (uniqueEquality(className, query.where) || (rising && pinned !== null)) };
+    return { statement, plannedOnce: publicOrMaster && (uniqueEquality(className, query.where) || ((rising || near) && pinned !== null)) };
   }
   const top = sql.raw(String(query.limit + query.skip));
   // Each side a subquery of its own: SQLite allows ORDER BY and LIMIT only there in a compound select.
