@@ -23,7 +23,7 @@
 // time from the server, so its rows measure client and server together. curl's time counts its start (a few ms).
 // The MD5 row is the upload's floor: the server hashes every byte (metaData._checksum) on one core, so an upload
 // cannot finish before createHash('md5') has gone over the same bytes in memory.
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -120,6 +120,35 @@ function clientCpuTime(): number {
   return (own.user + own.system) / 1e6 + (Number(fields[13]) + Number(fields[14])) / 100; // cutime + cstime, USER_HZ 100
 }
 
+/** CPU seconds of each thread of a process by thread id, the event loop's split into user and system (Linux /proc). */
+function threadCpu(pid: number): Map<string, number> {
+  const seconds = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [user, system] = [Number(fields[11]) / 100, Number(fields[12]) / 100];
+      if (tid === String(pid)) seconds.set('user', user).set('system', system);
+      else seconds.set(tid, user + system);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return seconds;
+}
+
+/**
+ * Where an upload's server CPU went: the event loop (user, system), the busiest other thread (the MD5 worker: it
+ * hashes every byte) and the rest (libuv's file writes, V8's helpers).
+ */
+function uploadThreads(before: Map<string, number>, after: Map<string, number>): Record<'user' | 'system' | 'worker' | 'rest', number> {
+  const spent = [...after].map(([tid, seconds]) => [tid, seconds - (before.get(tid) ?? 0)] as const);
+  const others = spent.filter(([tid]) => tid !== 'user' && tid !== 'system').map(([, seconds]) => seconds);
+  const worker = Math.max(0, ...others);
+  const own = (name: string) => spent.find(([tid]) => tid === name)?.[1] ?? 0;
+  return { user: own('user'), system: own('system'), worker, rest: others.reduce((a, b) => a + b, 0) - worker };
+}
+
 /** The MD5 of the file's bytes in memory, in 1 MiB updates as the server's hashing worker takes them. */
 function md5Of(bytes: Buffer): string {
   const hash = createHash('md5');
@@ -179,6 +208,7 @@ async function main(): Promise<void> {
     const seconds = Object.fromEntries(paths.map((path) => [path, [] as number[]])) as Record<PathName, number[]>;
     const serverCpu = Object.fromEntries(paths.map((path) => [path, [] as number[]])) as Record<PathName, number[]>;
     const clientCpu = Object.fromEntries(paths.map((path) => [path, [] as number[]])) as Record<PathName, number[]>;
+    const uploads: Array<ReturnType<typeof uploadThreads>> = [];
     let previous = await upload(server.url, keys, source, size);
     // Round 0 warms up and is not counted.
     for (let round = 0; round <= rounds; round++) {
@@ -195,12 +225,14 @@ async function main(): Promise<void> {
           nodeDownload: () => download(previous.url, join(dir, 'download.bin')),
         };
         const cpuBefore = cpuTime(server.pid);
+        const threadsBefore = threadCpu(server.pid);
         const clientBefore = clientCpuTime();
         took[path] = await timed(work[path]);
         if (round > 0) {
           seconds[path].push(took[path]);
           serverCpu[path].push(cpuTime(server.pid) - cpuBefore);
           clientCpu[path].push(clientCpuTime() - clientBefore);
+          if (path === 'upload') uploads.push(uploadThreads(threadsBefore, threadCpu(server.pid)));
         }
         rmSync(join(dir, 'copy.bin'), { force: true });
         rmSync(join(dir, 'download.bin'), { force: true });
@@ -245,6 +277,9 @@ async function main(): Promise<void> {
         ['path', 'client', 'MiB/s (median)', 'of the copy: median of per-round ratios', 'middle half', 'min–max', 'client CPU s', 'server CPU s'],
         paths.map(row),
       ),
+      '',
+      `Where the curl upload's server CPU went (median per upload): event loop ${fixed(median(uploads.map((u) => u.user)), 2)} s user + ${fixed(median(uploads.map((u) => u.system)), 2)} s system, ` +
+        `MD5 worker ${fixed(median(uploads.map((u) => u.worker)), 2)} s, other threads (libuv's file writes, V8) ${fixed(median(uploads.map((u) => u.rest)), 2)} s; curl ${fixed(median(clientCpu.upload), 2)} s.`,
       '',
       `Memory during a ${bigMib} MiB upload: idle ${fixed(idle / MiB, 0)} MiB, peak ${fixed(peak / MiB, 0)} MiB, ${fixed((peak - idle) / MiB, 0)} MiB above idle (target: under 64).`,
     ].join('\n');
