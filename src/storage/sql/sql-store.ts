@@ -18,7 +18,8 @@ import type {
 import type { AppDeletion, KeyRotation, ObjectRef, Store } from '../store.ts';
 import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere, countStatement, pageStatement, type PageSelect } from './where.ts';
-import { PageShapes, type PageShapeQuery } from './page-shapes.ts';
+import { pageShape, pageWithValues, type PageShapeQuery } from './page-shapes.ts';
+import { StatementShapes } from './statement-shapes.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -69,8 +70,8 @@ export class SqlStore implements Store {
   readonly statusInboxes: SqlStatusInboxStore;
   protected readonly db: Kysely<any>;
   protected readonly dialect: SqlDialect;
-  /** Query pages' compiled statements by shape (page-shapes.ts). */
-  private readonly pageShapes = new PageShapes();
+  /** Query pages' compiled statements by shape (statement-shapes.ts). */
+  private readonly shapes = new StatementShapes();
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
     this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
@@ -236,8 +237,12 @@ export class SqlStore implements Store {
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
   private async findRows<Row>(appId: string, className: string, query: FindQuery, select: PageSelect): Promise<Row[]> {
     const compile = (q: PageShapeQuery) => pageStatement({ dialect: this.dialect, appId, className, readers: q.readers }, select, q).compile(this.db);
-    const selectName = select.columns === undefined ? 'objects' : 'json';
-    const page = async (q: FindQuery) => (await this.db.executeQuery<Row>(this.pageShapes.compiled(selectName, { appId, className, ...q }, compile))).rows;
+    const page = async (q: FindQuery) => {
+      const full = { appId, className, ...q };
+      const shape = pageShape(select.columns === undefined ? 'objects' : 'json', full);
+      const statement = shape ? this.shapes.compiled(shape.key, shape.values, (values) => compile(pageWithValues(full, values))) : compile(full);
+      return (await this.db.executeQuery<Row>(statement)).rows;
+    };
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
       // An unbounded nearest-first page, looked for within growing radii (each read through the geo index):
