@@ -65,10 +65,15 @@ test('an included page sends exactly the bytes of the full path, whatever the ro
     { list: [plain, 'text', 7, { plain: true }, gone, hidden, odd, plain, null, tag], empty: [] },
     { other: plain },
     {},
+    // The roots' text is scanned for its top-level fields (includingRoot): the same pointer's text nested, inside a
+    // string and after an escaped quote is not an included field; the included field last and first.
+    { inner: { author: plain, list: [plain] }, note: `\\",\\"author":${JSON.stringify(plain)}`, author: odd },
+    { author: plain, deep: [[{ author: plain }]], tail: '}],' },
   ];
   for (const [n, root] of roots.entries()) await make('IpPost', { ...root, n, group: 1 });
   for (const query of [
-    { include: 'author,tag,second,elsewhere,text,list,empty,other', order: 'n' },
+    { include: 'author,tag,second,elsewhere,text,list,empty,other,inner,note', order: 'n' },
+    { include: 'deep,tail', order: 'n' },
     { include: 'author,list', order: '-n', count: 1 },
     { include: 'tag, missing,n', where: { group: 1 }, limit: 3, skip: 2, order: 'n' },
     { include: 'author', where: { group: 2 } },

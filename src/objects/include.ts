@@ -1,9 +1,9 @@
 import { fail } from '../lib/errors.ts';
-import { own } from '../lib/lookup.ts';
+import { dictionary, own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
 import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import { toWire, wireJson, withIdAndDates, type WireOptions } from './wire.ts';
+import { toWire, topLevelFields, wireJson, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -191,28 +191,51 @@ function includedObjectJson(className: string, one: FoundJson): string {
   return `${wireJson(ref, one).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(className)}}`;
 }
 
+/** A root of an included page: its fields' text (topLevelFields) and the values of its included fields, parsed from that text alone. */
+export interface IncludingRoot {
+  fields: readonly FieldText[];
+  data: JsonObject;
+}
+
 /**
- * The JSON text of renderIncluded(root, plan, …) for a one-level plan, from the root's parsed fields and
- * the included objects' text: each field serialised as JSON.stringify would, an included pointer (alone
- * or in an array) replaced by its object's text. null when the root's own fields hold a server-owned key
- * (toWire overwrites it in place): the caller answers through renderIncluded. test/include-pages.test.ts
- * holds the bytes to renderIncluded's.
+ * The root as includedRootJson splices it; null when its text holds a server-owned key at the top (toWire
+ * overwrites it in place) or is not JSON.stringify's: the caller answers through renderIncluded.
  */
-export function includedRootJson(root: FoundJson, data: JsonObject, plan: IncludePlan, included: IncludedJson): string | null {
-  if (Object.hasOwn(data, 'objectId') || Object.hasOwn(data, 'createdAt') || Object.hasOwn(data, 'updatedAt')) return null;
+export function includingRoot(json: string, plan: IncludePlan): IncludingRoot | null {
+  const fields = topLevelFields(json);
+  if (fields === null) return null;
+  const data = dictionary<Json>();
+  for (const { key, start, end } of fields) {
+    if (key === 'objectId' || key === 'createdAt' || key === 'updatedAt') return null;
+    if (plan.children.has(key)) data[key] = JSON.parse(json.slice(start, end)) as Json;
+  }
+  return { fields, data };
+}
+
+/**
+ * The JSON text of renderIncluded(root, plan, …) for a one-level plan: the root's stored text with each
+ * included pointer (alone or in an array) replaced by its object's text, the rest of the text kept as
+ * stored (the text as JSON.stringify writes it: what the page without include sends too).
+ * test/include-pages.test.ts holds the bytes to renderIncluded's.
+ */
+export function includedRootJson(root: FoundJson, { fields, data }: IncludingRoot, plan: IncludePlan, included: IncludedJson): string {
+  const json = root.dataJson;
   const expand = (value: Json): string => {
     const ref = pointerOf(value);
     return (ref && included.get(refKey(ref))) ?? JSON.stringify(value);
   };
-  const fields = Object.keys(data).map((key) => {
+  let out = '';
+  let from = 0;
+  for (const { key, start, end } of fields) {
+    if (!plan.children.has(key)) continue;
     const value = data[key];
-    let json: string;
-    if (!plan.children.has(key)) json = JSON.stringify(value);
-    else if (Array.isArray(value)) json = `[${value.map(expand).join(',')}]`;
-    else json = expand(value);
-    return `${JSON.stringify(key)}:${json}`;
-  });
-  return withIdAndDates(root, root, `{${fields.join(',')}}`);
+    const ref = pointerOf(value);
+    const spliced = Array.isArray(value) ? `[${value.map(expand).join(',')}]` : ref && included.get(refKey(ref));
+    if (spliced === undefined || spliced === null) continue;
+    out += json.slice(from, start) + spliced;
+    from = end;
+  }
+  return withIdAndDates(root, root, out + json.slice(from));
 }
 
 /** How an object of a class goes out (a `_User` never with its secrets); toWire for most. */

@@ -92,27 +92,60 @@ const serverKeyInJson = /"(?:objectId|createdAt|updatedAt)":/;
  */
 export function serverKeyAtTop(json: string): boolean {
   if (!serverKeyInJson.test(json)) return false;
+  const fields = topLevelFields(json);
+  // Text that is not JSON.stringify's: the parsing path decides.
+  return fields === null || fields.some(({ key }) => key === 'objectId' || key === 'createdAt' || key === 'updatedAt');
+}
+
+/** A top-level field of JSON text: its key and where its value's text starts and ends (exclusive). */
+export interface FieldText {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The top-level fields of JSON text as JSON.stringify writes it (no blanks, a key always right before its
+ * colon), in order, read by its depth with strings skipped; null when the text is not such text.
+ */
+export function topLevelFields(json: string): FieldText[] | null {
+  if (json.charCodeAt(0) !== 123) return null;
+  const fields: FieldText[] = [];
+  let open: FieldText | null = null;
   let depth = 0;
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
     if (c === 34) {
       const start = i;
-      // The closing quote: one not escaped (preceded by an even number of backslashes).
-      for (;;) {
-        i = json.indexOf('"', i + 1);
-        if (i < 0) return true; // not JSON.stringify's text: the parsing path decides
-        let slashes = 0;
-        while (json.charCodeAt(i - 1 - slashes) === 92) slashes++;
-        if (slashes % 2 === 0) break;
-      }
-      if (depth === 1 && json.charCodeAt(i + 1) === 58) {
-        const key = json.slice(start + 1, i);
-        if (key === 'objectId' || key === 'createdAt' || key === 'updatedAt') return true;
+      i = closingQuote(json, i);
+      if (i < 0) return null;
+      if (depth === 1 && open === null) {
+        if (json.charCodeAt(i + 1) !== 58) return null;
+        const raw = json.slice(start + 1, i);
+        open = { key: raw.includes('\\') ? (JSON.parse(json.slice(start, i + 1)) as string) : raw, start: i + 2, end: -1 };
+        i++;
       }
     } else if (c === 123 || c === 91) depth++;
     else if (c === 125 || c === 93) depth--;
+    if (open !== null && (depth === 0 || (c === 44 && depth === 1))) {
+      open.end = i;
+      fields.push(open);
+      open = null;
+    }
   }
-  return false;
+  return depth === 0 ? fields : null;
+}
+
+/** The index of the quote closing the string opened at `open` (one preceded by an even number of backslashes), -1 if none. */
+function closingQuote(json: string, open: number): number {
+  let i = open;
+  for (;;) {
+    i = json.indexOf('"', i + 1);
+    if (i < 0) return -1;
+    let slashes = 0;
+    while (json.charCodeAt(i - 1 - slashes) === 92) slashes++;
+    if (slashes % 2 === 0) return i;
+  }
 }
 
 /**

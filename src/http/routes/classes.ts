@@ -9,7 +9,7 @@ import { conditionOf, createQuery, deleteQuery, findQuery, flag, listParams, lis
 import { declared, objectBody, pathParams, writeBody } from '../schema.ts';
 import type { FoundJson, JsonObject, StoredObject } from '../../objects/types.ts';
 import type { Caller } from '../../objects/acl.ts';
-import { includedRootJson, includesAsStored, planInclude, type IncludePlan } from '../../objects/include.ts';
+import { includedRootJson, includesAsStored, includingRoot, planInclude, type IncludePlan, type IncludingRoot } from '../../objects/include.ts';
 import { answerObject, answerObjects, withFileRecordsOf } from '../answer.ts';
 import { mayHoldFile } from '../../objects/file-values.ts';
 
@@ -75,16 +75,15 @@ function sendsPageAsStored(className: string, params: ListParams, includes: bool
  * answer (a class with a view of its own, a File value, a server-owned key among stored fields).
  */
 async function includedPage(objects: ObjectService, caller: Caller, found: readonly FoundJson[], plan: IncludePlan): Promise<string[] | null> {
-  const roots = found.map((one) => JSON.parse(one.dataJson) as JsonObject);
-  const included = await objects.readIncludedJson(caller, roots, plan);
-  if (included === null) return null;
-  const page: string[] = [];
-  for (const [index, one] of found.entries()) {
-    const json = includedRootJson(one, roots[index], plan, included);
-    if (json === null) return null;
-    page.push(json);
+  const roots: IncludingRoot[] = [];
+  for (const one of found) {
+    const root = includingRoot(one.dataJson, plan);
+    if (root === null) return null;
+    roots.push(root);
   }
-  return page;
+  const included = await objects.readIncludedJson(caller, roots.map((root) => root.data), plan);
+  if (included === null) return null;
+  return found.map((one, index) => includedRootJson(one, roots[index], plan, included));
 }
 
 /** A found object parsed; its ACL is not read (the page sends none). */
