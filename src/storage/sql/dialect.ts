@@ -86,7 +86,7 @@ export interface SqlDialect {
    * conditions): `from` in place of `objects o`, holding exactly the rows whose field's objectId `ids`
    * lists, and the rest of the test; null where pointerIn alone reads well.
    */
-  pointerSource(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): { from: Sql; condition: Sql } | null;
+  pointerSource(path: string[], className: string, ids: Sql, scope: { appId: string | Sql; className: string | Sql }): { from: Sql; condition: Sql } | null;
   /** pointerIn of a field typed Array: one of its elements is a pointer to `className` whose objectId `ids` lists. */
   pointerInArray(path: string[], className: string, ids: Sql, scope: { appId: string; className: string }): Sql;
   /** A field's value in the one form $select compares (JSON equality); NULL when the field is missing. */

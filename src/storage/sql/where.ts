@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Json, OrderKey, Readers, SubQuery, Where } from '../../objects/types.ts';
 import { table } from '../../lib/lookup.ts';
-import type { Comparison, EqualitySides, Sql, SqlDialect } from './dialect.ts';
+import type { Comparison, EqualitySides, PinnedScope, Sql, SqlDialect } from './dialect.ts';
 import { compileGeoBox, compileGeoPolygon, compileNear, nearestOf, nearestOrder } from './geo.ts';
 import { promotedColumn } from './object-row.ts';
 import { readableSql } from './roles.ts';
@@ -224,12 +224,12 @@ function equalitySplit(scope: WhereScope, where: Where): (EqualitySides & { alon
  * their own (pointerSource), with the rest of the where; null otherwise. A subquery's ids are distinct
  * (object ids of one class), so the source holds each row once.
  */
-function pointerSource(scope: WhereScope, where: Where): { from: Sql; condition: Sql } | null {
+function pointerSource(scope: WhereScope, where: Where, pinned: PinnedScope | null = null): { from: Sql; condition: Sql } | null {
   const conjuncts = where.op === 'and' ? where.items : [where];
   const node = conjuncts.find((n) => n.op === 'inQuery' && !n.inArray);
   if (node?.op !== 'inQuery') return null;
   const ids = subqueryValues(scope, node.query, sql`o.id`);
-  const source = scope.dialect.pointerSource(node.path, node.query.className, ids, scope);
+  const source = scope.dialect.pointerSource(node.path, node.query.className, ids, pinned ?? scope);
   if (source === null) return null;
   const rest = compileWhere(scope, { op: 'and', items: conjuncts.filter((other) => other !== node) });
   return { from: source.from, condition: sql`${source.condition} AND ${rest}` };
@@ -267,6 +267,19 @@ function risingRange(className: string, { where, order }: PageQuery): boolean {
  */
 function boundedNearest(where: Where): boolean {
   return where.op === 'near' && where.nearest && where.maxDistance !== null && where.maxDistance < Math.PI;
+}
+
+/**
+ * A lone $inQuery in insertion order whose subquery is a lone equality of one value in insertion order: the
+ * subquery's page is then pinned (a split equality alone), and with the outer page's scope and its probes' written
+ * into the text too, PostgreSQL's generic plan reads the subquery's declared index and probes the pointer's, as the
+ * custom plans do. Bound, that plan could use neither and read both classes whole (2 s a page: page-plans test).
+ */
+function pinnableInQuery(className: string, { where, order }: PageQuery): boolean {
+  if (where.op !== 'inQuery' || where.inArray || order.length !== 0) return false;
+  const inner = where.query;
+  return inner.order.length === 0 && inner.where.op === 'eq' && isScalar(inner.where.value) && columnFor(inner.className, inner.where.path) === null
+    && columnFor(className, where.path) === null;
 }
 
 /** The order reads only columns of the page's select, objectSelect or objectJsonSelect (the union's outer ORDER BY sees nothing else). */
@@ -329,7 +342,8 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   // and a bounded nearest-first page its box's bands of objects_geo_cell_idx (boundedNearest).
   const rising = split === null && risingRange(className, query);
   const near = nearest !== null && boundedNearest(query.where);
-  const pinned = (split !== null && split.alone && query.order.length === 0) || rising || near ? dialect.pinnedScope(appId, className, scope.readers) : null;
+  const inQuery = split === null && pinnableInQuery(className, query);
+  const pinned = (split !== null && split.alone && query.order.length === 0) || rising || near || inQuery ? dialect.pinnedScope(appId, className, scope.readers) : null;
   const readable = pinned?.readable ?? readableSql(dialect, appId, scope.readers);
   const rows = (condition: Sql, source = sql`objects o`, read = columns ?? select) => sql`SELECT ${read} FROM ${source}
     WHERE o.app_id = ${pinned?.appId ?? dialect.boundScope(appId)} AND o.class_name = ${pinned?.className ?? dialect.boundScope(className)} AND ${condition} AND ${readable}`;
@@ -337,11 +351,11 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   // read a whole class in the default order instead of a side's few index entries, and merges the split's
   // sides three times slower (bench/RESULTS.md). Both are whole numbers checked by the query parser.
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
-  const source = split === null ? pointerSource(scope, query.where) : null;
-  if (source !== null) return { statement: sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`, plannedOnce: false };
+  const publicOrMaster = scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*');
+  const source = split === null ? pointerSource(scope, query.where, inQuery ? pinned : null) : null;
+  if (source !== null) return { statement: sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`, plannedOnce: publicOrMaster && inQuery && pinned !== null };
   if (split === null) {
     const statement = sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
-    const publicOrMaster = scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*');
     return { statement, plannedOnce: publicOrMaster && (uniqueEquality(className, query.where) || ((rising || near) && pinned !== null)) };
   }
   const top = sql.raw(String(query.limit + query.skip));
