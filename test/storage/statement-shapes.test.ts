@@ -51,3 +51,29 @@ for (const { dialect, db } of dialects) {
     }
   });
 }
+
+// Learning searches each parameter for each value's text: quadratic in the values. An $in of 5,000 values (any
+// caller may send one) held a SQLite node for seconds a page (test/query-lists.test.ts timed out), so pages of many
+// values, or whose key is long, are built afresh once a page and never kept.
+for (const { dialect, db } of dialects) {
+  test(`${dialect.kind}: a page of many values is built once a page, never learnt or kept`, () => {
+    const shapes = new StatementShapes();
+    const select = { select: objectJsonSelect, columns: objectJsonColumns(dialect) };
+    const compile = (query: PageShapeQuery): CompiledQuery => pageStatement({ dialect, appId: query.appId, className: query.className, readers: query.readers }, select, query).compile(db);
+    for (const [name, where] of [
+      ['an $in of 5,000 numbers', { group: { $in: Array.from({ length: 5000 }, (_, i) => i) } }],
+      ['an $in of 17 strings', { group: { $in: Array.from({ length: 17 }, (_, i) => `v${i}`) } }],
+      ['a long key', { group: { $in: Array.from({ length: 300 }, () => 'the same value, kept whole in the key') } }],
+    ] as const) {
+      const query = { appId: 'app', className: 'C', readers: ['*'], limit: 20, skip: 0, where: parseWhere(where), order: [] };
+      const shape = pageShape('json', query);
+      assert.ok(shape, name);
+      for (let page = 1; page <= 2; page++) {
+        let builds = 0;
+        const statement = shapes.compiled(shape.key, shape.values, (values) => (builds++, compile(pageWithValues(query, values))));
+        assert.equal(builds, 1, `${name}, page ${page}`);
+        assert.deepEqual(statement, compile(query), name);
+      }
+    }
+  });
+}

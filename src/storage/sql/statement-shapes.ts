@@ -84,6 +84,16 @@ function recipeOf(parameter: unknown, probes: readonly Value[], texts: readonly 
   return order.length === 0 ? { kind: 'same', parameter } : { kind: 'text', parts, at: order };
 }
 
+/**
+ * Shapes past these are built afresh every time, never learnt: learning searches each parameter for each
+ * value's text, so its cost grows with the square of the values (an $in of 5,000 held a SQLite node for
+ * seconds a page; 32 values cost a first page ~1 ms, 8 values ~0.3), and every key is kept (a whole node's
+ * values are in it). Anyone with the app key sends pages; a page of many values is rarely repeated, and
+ * building it is linear.
+ */
+const maxLearntValues = 16;
+const maxKeyLength = 2048;
+
 interface Entry {
   sql: string;
   recipes: Recipe[];
@@ -105,6 +115,7 @@ export class StatementShapes {
 
   /** The statement of shape `key` for `values`: from the shape's recipe, or `build(values)` (then learnt). */
   compiled(key: string, values: readonly Value[], build: (values: readonly Value[]) => CompiledQuery): CompiledQuery {
+    if (values.length > maxLearntValues || key.length > maxKeyLength) return build(values);
     const entry = this.entries.get(key);
     if (entry) return CompiledQuery.raw(entry.sql, entry.recipes.map((recipe) => made(recipe, values)));
     const compiled = build(values);
