@@ -20,8 +20,8 @@ export type JsonLimitBreach = { limit: 'depth' | 'keys' | 'values' | 'containers
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** Index of the quote that closes the string opened at `start`, or -1 when it is never closed. */
-function stringEnd(text: string, start: number): number {
+/** Index of the quote that closes the string opened at `start` (one preceded by an even number of backslashes), or -1 when it is never closed. */
+export function stringEnd(text: string, start: number): number {
   let at = start;
   for (;;) {
     at = text.indexOf('"', at + 1);

@@ -1,5 +1,6 @@
 import { isoDate } from '../lib/clock.ts';
 import { own } from '../lib/lookup.ts';
+import { stringEnd } from '../lib/json-limits.ts';
 import type { FoundJson, JsonObject, StoredJson, StoredObject } from './types.ts';
 import type { Projection } from './query.ts';
 import { isObject } from './values.ts';
@@ -117,7 +118,7 @@ export function topLevelFields(json: string): FieldText[] | null {
     const c = json.charCodeAt(i);
     if (c === 34) {
       const start = i;
-      i = closingQuote(json, i);
+      i = stringEnd(json, i);
       if (i < 0) return null;
       if (depth === 1 && open === null) {
         if (json.charCodeAt(i + 1) !== 58) return null;
@@ -134,18 +135,6 @@ export function topLevelFields(json: string): FieldText[] | null {
     }
   }
   return depth === 0 ? fields : null;
-}
-
-/** The index of the quote closing the string opened at `open` (one preceded by an even number of backslashes), -1 if none. */
-function closingQuote(json: string, open: number): number {
-  let i = open;
-  for (;;) {
-    i = json.indexOf('"', i + 1);
-    if (i < 0) return -1;
-    let slashes = 0;
-    while (json.charCodeAt(i - 1 - slashes) === 92) slashes++;
-    if (slashes % 2 === 0) return i;
-  }
 }
 
 /**
