@@ -1,7 +1,8 @@
 // A page whose where is a lone equality on a column a unique index holds (objectId, username, email, …), read with
 // the master key or the public readers, runs as a named statement on PostgreSQL (where.ts uniqueEquality): at most
 // one row, read through the unique index for any value, so PostgreSQL plans it once. Its pages must equal the
-// unnamed statement's, from the first run to past the sixth (where the generic plan may be taken).
+// unnamed statement's, from the first run to past the sixth (where the generic plan may be taken). From its start in
+// the default order such a page is a lookup (PostgresStore.findObjects), named too: an order keeps it a page here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -23,19 +24,23 @@ test('a lone equality on a unique column is planned once with the master key or 
       assert.equal(outcome.ok, true);
     }
     const readerSets: Readers[] = [null, ['*'], ['*', 'u1']];
-    for (const field of ['username', 'email', 'objectId']) {
-      for (const readers of readerSets) {
-        const found: string[][] = [];
-        for (let run = 0; run < 16; run++) {
-          const i = run % 8;
-          const value = field === 'username' ? `user${i}` : field === 'email' ? `u${i}@example.com` : ids[i];
-          const page = await store.findObjects(appId, '_User', { where: parseWhere({ [field]: value }), order: [], limit: 100, skip: 0, readers });
-          found.push(page.map((object) => object.objectId));
+    for (const order of [[], [{ path: ['createdAt'], descending: false }]]) {
+      for (const field of ['username', 'email', 'objectId']) {
+        for (const readers of readerSets) {
+          const found: string[][] = [];
+          for (let run = 0; run < 16; run++) {
+            const i = run % 8;
+            const value = field === 'username' ? `user${i}` : field === 'email' ? `u${i}@example.com` : ids[i];
+            const page = await store.findObjects(appId, '_User', { where: parseWhere({ [field]: value }), order, limit: 100, skip: 0, readers });
+            found.push(page.map((object) => object.objectId));
+          }
+          const expected = Array.from({ length: 16 }, (_, run) => (readers === null || run % 2 === 0 || readers.includes('u1') ? [ids[run % 8]] : []));
+          assert.deepEqual(found, expected, JSON.stringify({ field, readers, order }));
         }
-        const expected = Array.from({ length: 16 }, (_, run) => (readers === null || run % 2 === 0 || readers.includes('u1') ? [ids[run % 8]] : []));
-        assert.deepEqual(found, expected, JSON.stringify({ field, readers }));
       }
     }
+    const lookups = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'roost_object_lookups%' ORDER BY name`.execute(db);
+    assert.deepEqual(lookups.rows.map((row) => row.name), ['roost_object_lookups', 'roost_object_lookups_email', 'roost_object_lookups_username']);
     const { rows } = await sql<{ statement: string; generic_plans: number }>`SELECT statement, generic_plans FROM pg_prepared_statements
       WHERE name LIKE 'roost_shape_%'`.execute(db);
     // Each field with the master key and with the public readers; a user's readers (their roles read) stay unnamed.

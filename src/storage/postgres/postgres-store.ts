@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type pg from 'pg';
-import type { Change, Readers, StoredObject, WriteOutcome } from '../../objects/types.ts';
+import type { Change, FindQuery, FoundJson, Readers, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
-import { fromRow, objectSelect, toRow, updateSet, type ObjectRow, type SelectedRow } from '../sql/object-row.ts';
+import { fromRow, objectSelect, promotedColumn, toRow, updateSet, type ObjectRow, type PromotedColumn, type SelectedRow } from '../sql/object-row.ts';
 import { SqlStore, writesIdentities } from '../sql/sql-store.ts';
 import { rolePrincipals } from '../sql/roles.ts';
 import { postgresDialect } from './dialect.ts';
@@ -22,13 +22,36 @@ import { PostgresOpsStore } from './ops-store.ts';
 interface ObjectLookup {
   appId: string;
   className: string;
+  /** The column a unique index holds that the lookup matches: the id (get-by-id), or a promoted field. */
+  column: 'id' | PromotedColumn;
 }
 
-/** What a lookup asks: the id and the readers it reads with, as one JSON text (the batch's key). */
+/** What a lookup asks: the value and the readers it reads with, as one JSON text (the batch's key). */
 type LookupKey = string;
 
-function lookupKey(objectId: string, readers: Readers): LookupKey {
-  return JSON.stringify([objectId, readers]);
+function lookupKey(value: string, readers: Readers): LookupKey {
+  return JSON.stringify([value, readers]);
+}
+
+/**
+ * A page that is a lookup: a lone equality of a string on the id or a promoted field (username, email,
+ * mobilePhoneNumber, installationId), whose unique index holds at most one row with the application, from the
+ * start of the page (skip 0) in the default order: the master key's `where={"username":…}`. Null for any other
+ * page, and for a value the lookup's JSON key cannot carry as the page's parameter does (a NUL, a lone surrogate).
+ */
+function uniqueLookup(appId: string, className: string, query: FindQuery): { scope: ObjectLookup; value: string } | null {
+  if (query.skip !== 0 || query.limit < 1 || query.order.length > 0) return null;
+  const where = query.where.op === 'and' && query.where.items.length === 1 ? query.where.items[0] : query.where;
+  if (where.op !== 'eq' || where.path.length !== 1 || typeof where.value !== 'string') return null;
+  const [field] = where.path;
+  const column = field === 'objectId' ? 'id' : promotedColumn(className, field);
+  if (column === undefined || (column === 'id' && !isPlausibleId(where.value)) || !carriedAsJson(where.value)) return null;
+  return { scope: { appId, className, column }, value: where.value };
+}
+
+/** Whether PostgreSQL reads `value` back from JSON text as the same text (no NUL, no lone surrogate). */
+function carriedAsJson(value: string): boolean {
+  return !/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
 }
 
 interface LookupRow extends SelectedRow {
@@ -40,11 +63,11 @@ interface LookupRow extends SelectedRow {
 export class PostgresStore extends SqlStore {
   override readonly ops: PostgresOpsStore;
   override readonly accounts: PostgresAccountStore;
-  // One statement per class for the lookups of a turn, whoever makes them: each carries its own readers
-  // into the statement, so two users' reads of one class share it (each user has a reader set of their own).
-  private readonly byId = new LookupBatcher<ObjectLookup, LookupRow>({
-    groupKey: ({ appId, className }) => `${appId}\u0000${className}`,
-    select: ({ appId, className }, keys) => this.selectLookups(appId, className, keys),
+  // One statement per class and column for the lookups of a turn, whoever makes them: each carries its own
+  // readers into the statement, so two users' reads of one class share it (each user has a reader set of their own).
+  private readonly lookups = new LookupBatcher<ObjectLookup, LookupRow>({
+    groupKey: ({ appId, className, column }) => `${appId}\u0000${className}\u0000${column}`,
+    select: (scope, keys) => this.selectLookups(scope, keys),
     keyOf: (row) => row.lookup,
   });
 
@@ -60,8 +83,26 @@ export class PostgresStore extends SqlStore {
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
-    const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, readers));
+    const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id' }, lookupKey(ref.objectId, readers));
     return row && fromRow(this.dialect, row);
+  }
+
+  /**
+   * A page that is a lookup by a unique column (uniqueLookup) goes with the get-by-ids of its turn, one statement
+   * for those of a class and column: the master key's `where={"username":…}` ran a statement of its own per page.
+   */
+  override async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
+    const lookup = uniqueLookup(appId, className, query);
+    if (lookup === null) return super.findObjects(appId, className, query);
+    const row = await this.lookups.find(lookup.scope, lookupKey(lookup.value, query.readers));
+    return row ? [fromRow(this.dialect, row)] : [];
+  }
+
+  /** findObjects' lookup page with the fields as text, as getObjectJson gives them. */
+  override async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
+    if (uniqueLookup(appId, className, query) === null) return super.findObjectsJson(appId, className, query);
+    const found = await this.findObjects(appId, className, query);
+    return found.map((object) => ({ objectId: object.objectId, createdAt: object.createdAt, updatedAt: object.updatedAt, dataJson: JSON.stringify(object.data) }));
   }
 
   /**
@@ -77,7 +118,7 @@ export class PostgresStore extends SqlStore {
   protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
     // Two updates of one row made together (a user's two devices) then both go without a transaction.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const row = await this.byId.find({ appId: ref.appId, className: ref.className }, lookupKey(ref.objectId, null));
+      const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id' }, lookupKey(ref.objectId, null));
       if (row === null) return null;
       const current = fromRow(this.dialect, row);
       const next = change(current);
@@ -100,13 +141,14 @@ export class PostgresStore extends SqlStore {
    * The rows the lookups find, each answered with its key: the ACL rule applied with the lookup's own
    * readers (null, the master key, reads everything), inside the statement as everywhere.
    */
-  private async selectLookups(appId: string, className: string, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+  private async selectLookups({ appId, className, column }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
     const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
     // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
     const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
-    const { rows } = await sql<LookupRow>`${prepared('roost_object_lookups', sql`SELECT l.k AS lookup, o.xmin::text AS version, ${objectSelect}
+    const name = column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`;
+    const { rows } = await sql<LookupRow>`${prepared(name, sql`SELECT l.k AS lookup, o.xmin::text AS version, ${objectSelect}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
-      JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND o.id = (l.k::jsonb ->> 0)
+      JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND ${sql.ref(`o.${column}`)} = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
         OR o.readers && ARRAY${readers}
         OR o.readers && ARRAY(${roles})`)}`.execute(this.db);

@@ -77,7 +77,7 @@ export function readersOf(acl: Acl | null): string[] {
     .map(([principal]) => principal);
 }
 
-type PromotedColumn = 'username' | 'email' | 'mobile_phone' | 'installation_id';
+export type PromotedColumn = 'username' | 'email' | 'mobile_phone' | 'installation_id';
 
 /** Fields the server relies on, lifted out of the schema-free data (string values only) so unique indexes can hold them. */
 const promoted: ReadonlyArray<{ className: string; field: UniqueField; column: PromotedColumn }> = [
