@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeSettings } from '../../src/apps/settings.ts';
-import type { AppRecord, FindQuery, StoredObject, Where } from '../../src/objects/types.ts';
+import type { AppRecord, FindQuery, FoundJson, StoredObject, Where } from '../../src/objects/types.ts';
 import type { ObjectRef } from '../../src/storage/store.ts';
 import { freshApp, objectOf, unique, useStore } from './stores.ts';
 
@@ -296,8 +296,12 @@ test('reads during an update never see a change that is rolled back', async () =
   await store().insertObject(appId, doc);
   const ref = refOf(appId, doc);
   const reads: Array<Promise<StoredObject | null>> = [];
+  // A page read as stored too (SQLite: SqliteStore.preparedRows, straight on the connection outside transactions).
+  const pages: Array<Promise<FoundJson[]>> = [];
+  const page = { where: { op: 'eq', path: ['username'], value: 'free' }, order: [], limit: 5, skip: 0, readers: null } as FindQuery;
   const readEachTurn = (left: number) => {
     reads.push(store().getObject(ref, null));
+    pages.push(store().findObjectsJson(appId, '_User', page));
     if (left > 0) queueMicrotask(() => readEachTurn(left - 1));
   };
   const taken = await store().updateObject(ref, (current) => {
@@ -307,6 +311,8 @@ test('reads during an update never see a change that is rolled back', async () =
   assert.deepEqual(taken, { ok: false, reason: 'taken', field: 'authData' });
   const seen = new Set((await Promise.all(reads)).map((read) => JSON.stringify(read?.data)));
   assert.deepEqual([...seen], [JSON.stringify({ username: 'free' })]);
+  const seenPages = new Set((await Promise.all(pages)).map((found) => JSON.stringify(found.map((one) => one.dataJson))));
+  assert.deepEqual([...seenPages], [JSON.stringify([JSON.stringify({ username: 'free' })])]);
 });
 
 test('deleteObject: guard, condition, the deleted object returned, then notFound; concurrent deletes: one wins', async () => {

@@ -19,7 +19,7 @@ import { freshApp, useStore } from './stores.ts';
 
 const store = useStore();
 
-const groupValues: unknown[] = [1, 2, '1', 2.5, true, null, [1, 2], [2], ['1', 3], [], { a: 1 }, [[1]]];
+const groupValues: unknown[] = [1, 2, '1', 2.5, true, null, [1, 2], [2], ['1', 3], [], { a: 1 }, [[1]], false, 0, '[2]', '{"a":1}'];
 const acls: Array<Acl | null> = [null, { '*': { read: true } }, { u1: { read: true } }];
 
 test('an equality split in two ordered branches gives the pages the one statement gives', async () => {
@@ -41,6 +41,9 @@ test('an equality split in two ordered branches gives the pages the one statemen
   if (postgres) await sql`ANALYZE objects`.execute(db);
 
   const wheres = [{ group: 1 }, { group: 2 }, { group: '1' }, { group: true }, { group: 2.5 }, { group: 1, score: { $gte: 10 } }, { tag: 't1', group: 2 }, { group: 3 }, { $and: [{ group: 1 }, { score: { $lt: 30 } }] },
+    // json_extract reads true and false as 1 and 0, and an array or object as its text: a lone value's branch
+    // tests the type only for those values (sqliteDialect.jsonEqualsBranches), so each must still not match the others.
+    { group: 0 }, { group: false }, { group: '[2]' }, { group: '{"a":1}' }, { group: '[]' },
     { group: { $in: [1, '1', true] } }, { group: { $in: [2, 2.5] }, score: { $gte: 10 } }, { group: { $in: [false, 0, 3] } }, { tag: 't2', group: { $in: ['1', 1] } },
     // An $in on a field with no declared index (PostgreSQL: each value probed through the GIN index), nested too.
     { score: { $in: [3, 10, 49, 7.5] } }, { tag: { $in: ['t0', 't2', 'x'] } }, { 'meta.g': { $in: [1, '1', 2, true] } }, { 'meta.g': { $in: [2] }, tag: 't1' }];

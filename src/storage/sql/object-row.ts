@@ -190,6 +190,9 @@ export function objectJsonColumns(dialect: SqlDialect): Sql {
 /** What objectJsonColumns reads, as the driver gives it. */
 export type SelectedJsonRow = Pick<SelectedRow, 'id' | 'created_at' | 'updated_at' | 'data'>;
 
+/** SelectedJsonRow as a tuple in objectJsonColumns' order (a driver's row as an array: no object a row). */
+export type FoundJsonTuple = [id: string, createdAt: number | string, updatedAt: number | string, data: unknown];
+
 /** What objectSelect reads, as the driver gives it. */
 export interface SelectedRow {
   class_name: string;

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { processSecretBox, type SecretBox } from '../../lib/secret-box.ts';
 import { SqlAppStore } from './app-store.ts';
 import type { AppSettings } from '../../apps/settings.ts';
@@ -41,7 +41,7 @@ import type { RelationChange } from '../relation-store.ts';
 import { SqlSchemaStore } from './schema-store.ts';
 import { serialiseOn } from './serialise.ts';
 import { SqlRoleStore, readableSql } from './roles.ts';
-import { fromRow, insertRows, objectJsonColumns, objectJsonSelect, objectSelect, takenOrThrow, toRow, updateSet, type SelectedJsonRow, type SelectedRow } from './object-row.ts';
+import { fromRow, insertRows, objectJsonColumns, objectJsonSelect, objectSelect, takenOrThrow, toRow, updateSet, type FoundJsonTuple, type SelectedJsonRow, type SelectedRow } from './object-row.ts';
 
 /** Whether an update moves a user's third-party identities, which follow its authData in the same transaction (unique index: 208). */
 export function writesIdentities(ref: ObjectRef, current: StoredObject, next: StoredObject): boolean {
@@ -231,17 +231,34 @@ export class SqlStore implements Store {
 
   async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
     const select = { select: objectJsonSelect, columns: objectJsonColumns(this.dialect) };
-    return (await this.findRows<SelectedJsonRow>(appId, className, query, select)).map((row) => this.foundJson(row));
+    const rows = await this.findRows(appId, className, query, select, (statement) => this.foundJsonTuples(statement));
+    return rows.map(([id, createdAt, updatedAt, data]) => ({ objectId: id, createdAt: Number(createdAt), updatedAt: Number(updatedAt), dataJson: this.dialect.dataJson(data) }));
+  }
+
+  /**
+   * The rows of a page read by objectJsonColumns, as tuples in its columns' order. SqliteStore runs the statement
+   * straight on its connection (its seam, preparedRows); test/objects-pages.test.ts and
+   * test/objects-page-shapes.test.ts hold the pages so read to the full path's.
+   */
+  protected async foundJsonTuples(statement: CompiledQuery): Promise<FoundJsonTuple[]> {
+    const { rows } = await this.db.executeQuery<SelectedJsonRow>(statement);
+    return rows.map((row) => [row.id, row.created_at, row.updated_at, row.data]);
   }
 
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
-  private async findRows<Row>(appId: string, className: string, query: FindQuery, select: PageSelect): Promise<Row[]> {
+  private async findRows<Row>(
+    appId: string,
+    className: string,
+    query: FindQuery,
+    select: PageSelect,
+    run: (statement: CompiledQuery) => Promise<Row[]> = async (statement) => (await this.db.executeQuery<Row>(statement)).rows,
+  ): Promise<Row[]> {
     const compile = (q: PageShapeQuery) => pageStatement({ dialect: this.dialect, appId, className, readers: q.readers }, select, q).compile(this.db);
     const page = async (q: FindQuery) => {
       const full = { appId, className, ...q };
       const shape = pageShape(select.columns === undefined ? 'objects' : 'json', full);
       const statement = shape ? this.shapes.compiled(shape.key, shape.values, (values) => compile(pageWithValues(full, values))) : compile(full);
-      return (await this.db.executeQuery<Row>(statement)).rows;
+      return run(statement);
     };
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
     if (nearest?.maxDistance === null) {
