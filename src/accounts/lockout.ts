@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.ts';
-import { lockingAttempts, type AccountStore } from '../storage/account-store.ts';
+import { lockingAttempts, type AccountStore, type LoginLookup, type UserRecord } from '../storage/account-store.ts';
 
 /**
  * SPEC §3.2 and §8: more than 6 failures within 15 minutes lock logins until 15 minutes after the
@@ -35,10 +35,10 @@ export class Lockout {
    * The one sequence for every sign-in that checks a secret (password, old password, SMS code):
    * count the attempt or refuse it when locked, check, and forget the failures when it was right.
    * `check` runs only when the attempt was counted; one that throws stays counted, as a guess
-   * whose answer was never given.
+   * whose answer was never given. `first`: the attempt's count as findUser counted it (null: locked then).
    */
-  async guard(appId: string, userId: string, check: () => Promise<boolean>): Promise<Verdict> {
-    const counted = await this.beginAttempt(appId, userId);
+  async guard(appId: string, userId: string, check: () => Promise<boolean>, first?: number | null): Promise<Verdict> {
+    const counted = await this.beginAttempt(appId, userId, first);
     if (counted === null) return { kind: 'locked' };
     if (!(await check())) return { kind: 'wrong', locks: counted >= lockingAttempts };
     await this.store.clearLoginFailures(appId, userId);
@@ -51,13 +51,23 @@ export class Lockout {
    * count: without the wait, the 8th of 8 simultaneous right logins (a user on several devices)
    * was refused with 219. A lock of settled failures outlasts the wait and is answered after it.
    */
-  private async beginAttempt(appId: string, userId: string): Promise<number | null> {
+  private async beginAttempt(appId: string, userId: string, first?: number | null): Promise<number | null> {
     const deadline = Date.now() + settleWaitMs;
-    for (let delay = 25; ; delay = Math.min(delay * 2, 200)) {
-      const counted = await this.store.beginLoginAttempt(appId, userId, this.clock.now(), lockoutPolicy.windowMs);
-      if (counted !== null || Date.now() + delay > deadline) return counted;
+    let counted = first === undefined ? await this.count(appId, userId) : first;
+    for (let delay = 25; counted === null && Date.now() + delay <= deadline; delay = Math.min(delay * 2, 200)) {
       await sleep(delay);
+      counted = await this.count(appId, userId);
     }
+    return counted;
+  }
+
+  private count(appId: string, userId: string): Promise<number | null> {
+    return this.store.beginLoginAttempt(appId, userId, this.clock.now(), lockoutPolicy.windowMs);
+  }
+
+  /** A password login's user with its attempt counted (guard's `first`), read together; null for no such user, nothing counted. */
+  findCounting(appId: string, lookup: LoginLookup): Promise<{ record: UserRecord; counted: number | null } | null> {
+    return this.store.findUserCountingAttempt(appId, lookup, this.clock.now(), lockoutPolicy.windowMs);
   }
 
   /** A wrong code outside a login (phone change, verification, reset) counts toward the lock too. */

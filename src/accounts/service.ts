@@ -117,16 +117,18 @@ export class AccountService {
     // mobilePhoneNumber with an SMS code instead of a password (src/accounts/sms.ts).
     if (body.smsCode !== undefined && body.password === undefined) return this.sms.logIn(caller, body);
     const { field, value, password } = parseLoginBody(body as LoginInput);
-    const record = await this.store.accounts.findUser(caller.appId, { field, value });
-    if (!record) {
+    // The user read with this attempt counted (one statement on PostgreSQL).
+    const found = await this.lockout.findCounting(caller.appId, { field, value });
+    if (!found) {
       await this.passwords.verifyDummy(password);
       this.metrics.login('failure');
       fail('userNotFound');
     }
+    const { record, counted } = found;
     const userId = record.user.objectId;
     const passwordHash = record.passwordHash;
     const check = () => (passwordHash ? this.passwords.verify(passwordHash, password) : this.passwords.verifyDummy(password));
-    await this.signIns.checkSecret(caller.appId, userId, check, { kind: 'passwordMismatch' }, this.countLogin);
+    await this.signIns.checkSecret(caller.appId, userId, check, { kind: 'passwordMismatch' }, this.countLogin, counted);
     // An imported hash (src/accounts/legacy-passwords.ts) becomes argon2id at the first login it lets through.
     if (record.passwordHash && this.passwords.needsRehash(record.passwordHash)) {
       await this.store.accounts.setPassword(caller.appId, userId, {

@@ -24,7 +24,8 @@ export class SignIns {
 
   /**
    * Checks a user's secret under the lockout (counted before the check, forgotten when right):
-   * 219 when the user is locked, `wrong` when the secret was wrong. `observe` sees the verdict first.
+   * 219 when the user is locked, `wrong` when the secret was wrong. `observe` sees the verdict first;
+   * `first`, the attempt as counted when the user was read (Lockout.findCounting).
    */
   async checkSecret(
     appId: string,
@@ -32,8 +33,9 @@ export class SignIns {
     check: () => Promise<boolean>,
     wrong: { kind: ErrorKind; message?: string },
     observe?: (verdict: Verdict) => void,
+    first?: number | null,
   ): Promise<void> {
-    const verdict = await this.lockout.guard(appId, userId, check);
+    const verdict = await this.lockout.guard(appId, userId, check, first);
     observe?.(verdict);
     if (verdict.kind === 'locked') fail('loginLocked');
     if (verdict.kind === 'wrong') throw new ApiError(wrong.kind, wrong.message);

@@ -17,7 +17,9 @@ export interface UserRecord {
 
 export type LoginField = 'username' | 'email' | 'mobilePhoneNumber';
 
-export type UserLookup = { userId: string } | { field: LoginField; value: string };
+export type LoginLookup = { field: LoginField; value: string };
+
+export type UserLookup = { userId: string } | LoginLookup;
 
 /** How many recent attempts of a user the store keeps: SPEC §3.2 locks after more than 6. */
 export const lockingAttempts = 7;
@@ -51,6 +53,11 @@ export interface AccountStore {
    * of `now`. Otherwise: the user's attempts within `windowMs` of `now`, this one included.
    */
   beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number): Promise<number | null>;
+  /**
+   * A password login's first step: findUser by a login field, and beginLoginAttempt for the user found, at once
+   * (one statement where the database allows). Null, nothing counted, when no user has that value.
+   */
+  findUserCountingAttempt(appId: string, lookup: LoginLookup, now: number, windowMs: number): Promise<{ record: UserRecord; counted: number | null } | null>;
   /** Records one failure at `at` without a lock check (a wrong code outside a login). */
   recordLoginFailure(appId: string, userId: string, at: number): Promise<void>;
   /**

@@ -184,6 +184,33 @@ test('beginLoginAttempt under concurrency (on two stores of one database where t
   assert.deepEqual(attempts.filter((a) => a !== null).sort(), [1, 2, 3, 4, 5, 6, 7]);
 });
 
+test('findUserCountingAttempt: findUser and beginLoginAttempt at once (one statement on PostgreSQL); no user, nothing counted', async () => {
+  const appId = await freshApp(store());
+  const { user, session } = await newUser(appId, { username: 'cat', email: 'cat@x.org', mobilePhoneNumber: '+8613900000009' });
+  const record = { user, passwordHash: 'hash-1', sessionCipher: session.cipher };
+  const find = (field: 'username' | 'email' | 'mobilePhoneNumber', value: string, now: number, app = appId) =>
+    store().accounts.findUserCountingAttempt(app, { field, value }, now, windowMs);
+  const t0 = 5_000_000;
+  const lookups = [['username', 'cat'], ['email', 'cat@x.org'], ['mobilePhoneNumber', '+8613900000009']] as const;
+  for (let i = 0; i < 7; i++) {
+    const [field, value] = lookups[i % 3];
+    assert.deepEqual(await find(field, value, t0 + i), { record, counted: i + 1 }, `attempt ${i + 1}`);
+  }
+  // Locked: the user still found, nothing counted (the lock ends a window after the seventh).
+  assert.deepEqual(await find('username', 'cat', t0 + 7), { record, counted: null });
+  assert.equal(await begin(appId, user.objectId, t0 + 6 + windowMs - 1), null);
+  assert.deepEqual(await find('email', 'cat@x.org', t0 + 6 + windowMs), { record, counted: 1 });
+  // The same count as beginLoginAttempt's, which it shares with.
+  assert.equal(await begin(appId, user.objectId, t0 + 6 + windowMs + 1), 2);
+  await store().accounts.clearLoginFailures(appId, user.objectId);
+  assert.deepEqual(await find('username', 'cat', t0 + 6 + windowMs + 2), { record, counted: 1 });
+  // No such user (another value, case, application): null, and no attempt counted for anyone.
+  assert.equal(await find('username', 'Cat', t0), null);
+  assert.equal(await find('email', 'nobody@x.org', t0), null);
+  assert.equal(await find('username', 'cat', t0, await freshApp(store())), null);
+  assert.equal(await begin(appId, user.objectId, t0 + 6 + windowMs + 3), 2);
+});
+
 test('userBySession: lookups made together (PostgreSQL: one statement per application) answer as each made alone', async () => {
   const appId = await freshApp(store());
   const other = await freshApp(store());

@@ -1,5 +1,6 @@
 import type { StoredObject } from '../../objects/types.ts';
-import { SqlAccountStore, type SessionRow } from '../sql/account-store.ts';
+import { attemptsWithin, ringShift, SqlAccountStore, unlocked, userRecord, userSelect, type AttemptRing, type SessionRow, type UserRow } from '../sql/account-store.ts';
+import type { LoginLookup, UserRecord } from '../account-store.ts';
 import { sql } from 'kysely';
 import { fromRow, objectSelect } from '../sql/object-row.ts';
 import { prepared } from './prepared.ts';
@@ -19,6 +20,20 @@ export class PostgresAccountStore extends SqlAccountStore {
   override async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
     const row = await this.bySession.find(appId, digest);
     return row && fromRow(this.dialect, row);
+  }
+
+  /**
+   * The user's row read and the attempt counted in one statement (a write inside WITH): a round trip of the
+   * three a password login made. The ring's columns are null when nothing was counted (locked): a counted
+   * attempt's at7 is its time.
+   */
+  override async findUserCountingAttempt(appId: string, lookup: LoginLookup, now: number, windowMs: number): Promise<{ record: UserRecord; counted: number | null } | null> {
+    const { rows } = await sql<UserRow & AttemptRing>`WITH u AS (${userSelect(appId, lookup)}),
+      a AS (INSERT INTO login_attempts (app_id, user_id, at7) SELECT ${appId}, u.id, ${now} FROM u ${ringShift(unlocked(now, windowMs))})
+      SELECT u.*, a.* FROM u LEFT JOIN a ON true`.execute(this.db);
+    const row = rows[0];
+    if (!row) return null;
+    return { record: userRecord(this.dialect, row), counted: row.at7 === null ? null : attemptsWithin(row, now, windowMs) };
   }
 
   /** One text for any number of digests, so it runs as a prepared statement. */

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { StoredObject, WriteOutcome } from '../../objects/types.ts';
-import type { AccountStore, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
+import type { AccountStore, LoginLookup, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { fromRow, insertRows, objectSelect, promotedColumn, takenOrThrow, toRow, type SelectedRow } from './object-row.ts';
 import { isPlausibleId } from '../../objects/values.ts';
@@ -9,9 +9,20 @@ export interface SessionRow extends SelectedRow {
   session_digest: string;
 }
 
-interface UserRow extends SelectedRow {
+export interface UserRow extends SelectedRow {
   password_hash: string | null;
   session_cipher: string | null;
+}
+
+/** The statement reading a user's row with its secrets (findUser). */
+export function userSelect(appId: string, lookup: UserLookup): RawBuilder<unknown> {
+  const match = 'userId' in lookup ? sql`id = ${lookup.userId}` : sql`${sql.ref(promotedColumn('_User', lookup.field)!)} = ${lookup.value}`;
+  return sql`SELECT ${objectSelect}, o.password_hash, o.session_cipher
+    FROM objects o WHERE app_id = ${appId} AND class_name = '_User' AND ${match}`;
+}
+
+export function userRecord(dialect: SqlDialect, row: UserRow): UserRecord {
+  return { user: fromRow(dialect, row), passwordHash: row.password_hash, sessionCipher: row.session_cipher };
 }
 
 /**
@@ -20,6 +31,26 @@ interface UserRow extends SelectedRow {
  * of ON CONFLICT DO UPDATE orders concurrent attempts on PostgreSQL; SQLite runs a statement alone).
  */
 const ring = ['at1', 'at2', 'at3', 'at4', 'at5', 'at6', 'at7'];
+
+export type AttemptRing = Record<string, number | string | null>;
+
+/** What follows an insert of one attempt (at7) into login_attempts: the ring shifted unless `condition` refuses, and returned. */
+export function ringShift(condition: RawBuilder<unknown>): RawBuilder<unknown> {
+  const shift = sql.join(ring.slice(0, -1).map((column, i) => sql`${sql.ref(column)} = ${sql.ref(`login_attempts.${ring[i + 1]}`)}`));
+  return sql`ON CONFLICT (app_id, user_id) DO UPDATE SET ${shift}, at7 = excluded.at7 ${condition}
+    RETURNING ${sql.join(ring.map((column) => sql.ref(column)))}`;
+}
+
+/** beginLoginAttempt's condition. Locked: the ring is full, spans less than a window, and its last attempt is within a window of now. */
+export function unlocked(now: number, windowMs: number): RawBuilder<unknown> {
+  return sql`WHERE NOT (login_attempts.at1 IS NOT NULL AND login_attempts.at1 > login_attempts.at7 - ${windowMs}
+    AND login_attempts.at7 > ${now - windowMs})`;
+}
+
+/** The attempts of a shifted ring within `windowMs` of `now`: beginLoginAttempt's count. */
+export function attemptsWithin(row: AttemptRing, now: number, windowMs: number): number {
+  return ring.filter((column) => row[column] !== null && Number(row[column]) > now - windowMs).length;
+}
 
 /**
  * AccountStore on SQL. The secrets live in their own columns of the `_User` row
@@ -38,11 +69,9 @@ export class SqlAccountStore implements AccountStore {
   async findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null> {
     // An id no server issued names no user; PostgreSQL would refuse some (a NUL byte) with an error.
     if ('userId' in lookup && !isPlausibleId(lookup.userId)) return null;
-    const match = 'userId' in lookup ? sql`id = ${lookup.userId}` : sql`${sql.ref(promotedColumn('_User', lookup.field)!)} = ${lookup.value}`;
-    const { rows } = await sql<UserRow>`SELECT ${objectSelect}, o.password_hash, o.session_cipher
-      FROM objects o WHERE app_id = ${appId} AND class_name = '_User' AND ${match}`.execute(this.db);
+    const { rows } = await sql<UserRow>`${userSelect(appId, lookup)}`.execute(this.db);
     const row = rows[0];
-    return row ? { user: fromRow(this.dialect, row), passwordHash: row.password_hash, sessionCipher: row.session_cipher } : null;
+    return row ? userRecord(this.dialect, row) : null;
   }
 
   async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
@@ -85,12 +114,14 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async beginLoginAttempt(appId: string, userId: string, now: number, windowMs: number): Promise<number | null> {
-    // Locked: the ring is full, spans less than a window, and its last attempt is within a window of now.
-    const open = sql`WHERE NOT (login_attempts.at1 IS NOT NULL AND login_attempts.at1 > login_attempts.at7 - ${windowMs}
-      AND login_attempts.at7 > ${now - windowMs})`;
-    const row = await this.shiftIn(appId, userId, now, open);
-    if (!row) return null;
-    return ring.filter((column) => row[column] !== null && Number(row[column]) > now - windowMs).length;
+    const row = await this.shiftIn(appId, userId, now, unlocked(now, windowMs));
+    return row && attemptsWithin(row, now, windowMs);
+  }
+
+  /** Two statements here (SQLite has no writes in WITH); PostgresAccountStore makes them one. */
+  async findUserCountingAttempt(appId: string, lookup: LoginLookup, now: number, windowMs: number): Promise<{ record: UserRecord; counted: number | null } | null> {
+    const record = await this.findUser(appId, lookup);
+    return record && { record, counted: await this.beginLoginAttempt(appId, record.user.objectId, now, windowMs) };
   }
 
   async loginLockedUntil(appId: string, userId: string, now: number, windowMs: number): Promise<number> {
@@ -108,13 +139,8 @@ export class SqlAccountStore implements AccountStore {
 
   /** Appends `at` to the user's ring (the oldest drops out) unless `condition` refuses; the new ring, or null. */
   private async shiftIn(appId: string, userId: string, at: number, condition: RawBuilder<unknown>) {
-    const shift = sql.join(
-      ring.slice(0, -1).map((column, i) => sql`${sql.ref(column)} = ${sql.ref(`login_attempts.${ring[i + 1]}`)}`),
-    );
-    const { rows } = await sql<Record<string, number | string | null>>`
-      INSERT INTO login_attempts (app_id, user_id, at7) VALUES (${appId}, ${userId}, ${at})
-      ON CONFLICT (app_id, user_id) DO UPDATE SET ${shift}, at7 = excluded.at7 ${condition}
-      RETURNING ${sql.join(ring.map((column) => sql.ref(column)))}`.execute(this.db);
+    const { rows } = await sql<AttemptRing>`INSERT INTO login_attempts (app_id, user_id, at7) VALUES (${appId}, ${userId}, ${at})
+      ${ringShift(condition)}`.execute(this.db);
     return rows[0] ?? null;
   }
 
