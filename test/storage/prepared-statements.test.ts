@@ -108,6 +108,15 @@ test('a page with its scope written into its text answers as the bound statement
       WHERE name LIKE 'roost_shape_%' AND statement LIKE '%o.class_name = ''Plain''%'`.execute(db);
     assert.equal(rows.length, 1, JSON.stringify(rows));
     assert.ok(Number(rows[0].generic_plans) > 0, JSON.stringify(rows));
+    // The same page read as stored (PostgresStore.foundJsonTuples: the driver's own query, rows as arrays) is named too.
+    for (let run = 0; run < 12; run++) {
+      const page = await store.findObjectsJson(appId, 'Plain', { where: parseWhere({ group: run }), order: [], limit: 20, skip: 0, readers: ['*'] });
+      assert.deepEqual(page.map((one) => JSON.parse(one.dataJson)), Array.from({ length: 20 }, () => ({ group: run })));
+    }
+    const asStored = (await sql<{ statement: string; generic_plans: string }>`SELECT statement, generic_plans::text FROM pg_prepared_statements
+      WHERE name LIKE 'roost_shape_%' AND statement LIKE '%o.class_name = ''Plain''%'`.execute(db)).rows;
+    assert.equal(asStored.length, 2, JSON.stringify(asStored));
+    assert.ok(asStored.every((row) => Number(row.generic_plans) > 0), JSON.stringify(asStored));
     for (const [app, className] of [[appId, 'Note'], [appId, 'Other'], [other, 'Note']] as const) {
       await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
         SELECT ${app}, ${className}, lpad(to_hex(i), 24, '0'), i % 97, i,

@@ -28,7 +28,7 @@ export async function openPostgresStore(options: { url: string; poolSize?: numbe
   });
   const checkouts = surviveLostConnections(pool);
   runPreparedByName(pool);
-  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: checkouts }) }), pool, secrets: options.secrets });
+  const store = new PostgresStore({ db: new Kysely({ dialect: new PostgresDialect({ pool: checkouts }) }), pool, checkout: checkouts.connect, secrets: options.secrets });
   // Values from before secrets were sealed are sealed now (once: the next start finds none).
   await store.resealSecrets(true);
   return store;

@@ -62,10 +62,13 @@ export function runPreparedByName(pool: pg.Pool, shapes = new ShapeNames()): voi
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as { query: unknown }).query = (...args: unknown[]) => {
-      const [text, values] = args;
-      if (typeof text !== 'string') return query(...args);
+      const [first, values] = args;
+      // Text and values (Kysely), or a config without a name (PostgresStore's pages, rows as arrays).
+      const config: pg.QueryConfig | null = typeof first === 'string' ? { text: first, values: values as unknown[] } : (first as pg.QueryConfig | null);
+      if (typeof config?.text !== 'string' || config.name !== undefined) return query(...args);
+      const text = config.text;
       const name = text.startsWith(shapeMarker) ? shapes.nameOf(text) : marker.exec(text)?.[1];
-      return name === undefined ? query(...args) : query({ name, text, values });
+      return name === undefined ? query(...args) : query({ ...config, name });
     };
   });
 }
