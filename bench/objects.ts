@@ -8,7 +8,7 @@
 // Knobs (environment): BENCH_DURATION seconds per measurement (10), BENCH_ROUNDS (3),
 // BENCH_CONNECTIONS (32), BENCH_OBJECTS class sizes, comma-separated (100000; "10000,1000000" measures
 // how cost grows with data), BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs the Roost processes with
-// --cpu-prof into bench/profiles/ (summarise them with `node bench/profile-top.js FILE`),
+// --cpu-prof into a folder per server under bench/profiles/ (summarise one with `node bench/profile-top.js FOLDER`),
 // BENCH_STORES=sqlite or postgres runs one store only, BENCH_ONLY=get, where or range runs only those
 // scenarios (and the yardstick). Classes are seeded with `roost import` (an export written to a temporary
 // folder) and get their indexes through POST /1.1/indexes, as an operator would.
@@ -157,9 +157,11 @@ async function measure(scenario: Scenario, round: number, pids: number[]): Promi
 async function startTargets(dir: string, stack: Array<() => unknown>): Promise<Target[]> {
   const nodeArgs = (name: string) => {
     if (!profile) return [];
-    const profiles = join(benchDir, 'profiles');
+    // A folder per server, with Node's own file names: a fixed --cpu-prof-name was written by every thread of the
+    // process (files/md5.ts runs a worker), and the worker's nearly empty profile, written last, was the one kept.
+    const profiles = join(benchDir, 'profiles', `objects-${name}-${Date.now()}`);
     mkdirSync(profiles, { recursive: true });
-    return ['--cpu-prof', '--cpu-prof-dir', profiles, '--cpu-prof-name', `objects-${name}-${Date.now()}.cpuprofile`];
+    return ['--cpu-prof', '--cpu-prof-dir', profiles];
   };
   const targets: Target[] = [];
   const only = process.env.BENCH_STORES;

@@ -1,19 +1,37 @@
 #!/usr/bin/env node
 // Summarises a V8 .cpuprofile (node --cpu-prof): self time by function and by package/file.
-//   node bench/profile-top.js bench/profiles/<file>.cpuprofile [TOP] [--last=SECONDS]
+//   node bench/profile-top.js bench/profiles/<folder or file.cpuprofile> [TOP] [--last=SECONDS]
+// A folder (or several files) holds a profile per thread of one process: the busiest (the main thread's) is
+// summarised (a worker's, files/md5.ts, idles all along; a glob of both once read as "FILE TOP" gave empty tables).
 // --last=N counts only the samples of the profile's last N seconds (e.g. the final measured run).
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const lastArg = args.find((arg) => arg.startsWith('--last='));
-const [file, topArg] = args.filter((arg) => !arg.startsWith('--'));
+const plain = args.filter((arg) => !arg.startsWith('--'));
+const topArg = plain.find((arg) => /^\d+$/.test(arg));
+const files = plain
+  .filter((arg) => arg !== topArg)
+  .flatMap((arg) => (statSync(arg).isDirectory() ? readdirSync(arg).filter((name) => name.endsWith('.cpuprofile')).map((name) => join(arg, name)) : [arg]));
 const lastMicros = lastArg ? Number(lastArg.slice('--last='.length)) * 1e6 : Infinity;
-if (!file) {
-  console.error('usage: node bench/profile-top.js FILE.cpuprofile [TOP]');
+if (files.length === 0) {
+  console.error('usage: node bench/profile-top.js FOLDER|FILE.cpuprofile... [TOP] [--last=SECONDS]');
   process.exit(2);
 }
 const top = Number(topArg ?? 25);
-const profile = JSON.parse(readFileSync(file, 'utf8'));
+/** Samples not idle: a thread that waited all along (a worker) has as many samples as a busy one. */
+function busySamples(profile) {
+  const idle = new Set(profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').map((node) => node.id));
+  return profile.samples.filter((id) => !idle.has(id)).length;
+}
+const profiles = files.map((name) => {
+  const profile = JSON.parse(readFileSync(name, 'utf8'));
+  return { name, profile, busy: busySamples(profile) };
+});
+profiles.sort((a, b) => b.busy - a.busy);
+const { name: file, profile } = profiles[0];
+if (profiles.length > 1) console.log(`${profiles.length} profiles; the busiest thread's: ${file}`);
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfMicros = new Map();
 const deltas = profile.timeDeltas;
