@@ -87,3 +87,66 @@ test('pages from a shape learnt on other values answer as pages built afresh, fo
   const some = await server.client.get('/1.1/classes/Shaped', { query: { where: { s: 'a' }, limit: 100 } });
   assert.ok(some.body.results.length > 1);
 });
+
+// A page's users (its readers: ['*', userId]) and its bounds on createdAt/updatedAt are values of its shape, not
+// part of its key: one user's page is made from the recipe another user's page taught, and a time bound is bound
+// as the whole milliseconds the where compares (rounded, clamped). Each page at the shared limit (after another
+// user's or another bound's page) must answer the bytes it answers built afresh at a limit of its own.
+test("pages of one shape for another user, and for other time bounds, answer as pages built afresh", async () => {
+  const signUp = async (username: string) => (await server.client.post('/1.1/users', { username, password: 'pw-shapes' })).body as { objectId: string; sessionToken: string };
+  const [ann, bob, cy] = [await signUp('shape-ann'), await signUp('shape-bob'), await signUp('shape-cy')];
+  const relation = (className: string, objectId: string) => ({ __op: 'AddRelation', objects: [{ __type: 'Pointer', className, objectId }] });
+  const role = await server.master.post('/1.1/roles', { name: 'ShapeReaders', ACL: { '*': { read: true } }, users: relation('_User', ann.objectId) });
+  assert.equal(role.status, 201, role.text);
+  await server.master.post('/1.1/roles', { name: 'ShapeOuter', ACL: { '*': { read: true } }, roles: relation('_Role', role.body.objectId), users: relation('_User', cy.objectId) });
+  const acls = [{ '*': { read: true } }, { [ann.objectId]: { read: true } }, { [bob.objectId]: { read: true } }, { 'role:ShapeReaders': { read: true } }, { 'role:ShapeOuter': { read: true } }, {}];
+  const created: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const made = await server.master.post('/1.1/classes/ShapedAcl', { n: i % 4, ACL: acls[i % acls.length] });
+    assert.equal(made.status, 201, made.text);
+    created.push(Date.parse(made.body.createdAt));
+  }
+  const users = [ann, bob, cy, null];
+  const ask = async (user: { sessionToken: string } | null, where: unknown, limit: number, order = 'createdAt') => {
+    const response = await server.client.withSession(user?.sessionToken).get('/1.1/classes/ShapedAcl', { query: { where, limit, order } });
+    assert.equal(response.status, 200, response.text);
+    return response.text;
+  };
+  const iso = (ms: number) => ({ __type: 'Date', iso: new Date(ms).toISOString() });
+  const wheres: unknown[] = [
+    { n: 1 },
+    { n: { $in: [0, 2] } },
+    { createdAt: { $gte: iso(created[7]) } },
+    { createdAt: { $gt: iso(created[7]) } },
+    { createdAt: { $lte: iso(created[20]) }, n: { $ne: 3 } },
+    { createdAt: iso(created[12]) },
+    { updatedAt: { $lt: iso(created[25]) } },
+    { createdAt: { $gte: created[3] + 0.5 } },
+    { createdAt: { $lt: created[9] + 0.5 } },
+    { createdAt: created[5] + 0.5 },
+    { createdAt: created[5] },
+    { createdAt: { $gt: 1e300 } },
+    { createdAt: { $lt: 1e300 } },
+    { createdAt: { $gte: -1e300 } },
+    { $or: [{ createdAt: { $lt: iso(created[4]) } }, { n: 2 }] },
+  ];
+  for (const where of wheres) {
+    for (const [u, user] of users.entries()) {
+      // The shape learnt from the first user's page, with another bound, then this user's page from its recipe.
+      await ask(users[(u + 1) % users.length], where, 100);
+      const cached = await ask(user, where, 100);
+      const built = await ask(user, where, fresh++);
+      assert.equal(cached, built, `${JSON.stringify(where)} as ${u}`);
+    }
+  }
+  for (const user of users) {
+    // A bound learnt on one time, asked at others (the recipe's values, each a time of an object or just past it).
+    for (const ms of [created[0], created[11], created[11] + 1, created[29] + 1e6]) {
+      const cached = await ask(user, { createdAt: { $gte: iso(ms) } }, 100);
+      assert.equal(cached, await ask(user, { createdAt: { $gte: iso(ms) } }, fresh++), `${ms}`);
+    }
+  }
+  // The pages differ between users, so the comparisons above compare pages that hold each user's objects.
+  const seen = await Promise.all(users.map((user) => ask(user, { n: { $gte: 0 } }, 100)));
+  assert.equal(new Set(seen).size, users.length);
+});

@@ -1,33 +1,39 @@
 import type { OrderKey, Readers, Where } from '../../objects/types.ts';
-import { isTimeField } from './where.ts';
+import { isTimeField, timeColumnValue } from './where.ts';
 import type { Value } from './statement-shapes.ts';
 
 /**
  * A page's query with its values taken out: `key` names everything its statement's text and the way its
  * parameters follow from the values depend on (structure, paths, each value's type), `values` are the
- * equality, $in, range and $relatedTo values in the order the walk meets them (StatementShapes learns how
- * its parameters follow from them).
+ * equality, $in, range and $relatedTo values in the order the walk meets them, then the users among its
+ * readers (StatementShapes learns how its parameters follow from them); `times` the positions of values
+ * compared with a time column, each already the whole number of milliseconds the where compares.
  */
 export interface PageShape {
   key: string;
   values: Array<string | number>;
+  times: number[];
 }
 
 /**
  * Walks a where, writing its shape into `key` and taking each shaped value out into `values`, or (given
  * `replace`) putting replace's values back in that order: the same walk both ways, so a shape's values
- * and its probe's line up. Values on the time columns stay in the key (columnValue rounds, clamps or
- * parses them); a node whose values are not plain scalars stays in the key whole. Null for a where
+ * and its probe's line up. A number compared with a time column is taken as the whole number of
+ * milliseconds the where compares (timeColumnValue: rounded and clamped), which the where takes back
+ * unchanged, so the recipe is learnt from whole-number probes (`times`); one the where makes no row of
+ * (a fraction an equality never meets) stays in the key, as a node whose values are not plain scalars
+ * does. Null for a where
  * whose values are unbounded in number and read through arithmetic (geo), which no recipe derives.
  */
 class ShapeWalk {
   readonly key: string[] = [];
   readonly values: Value[] = [];
+  readonly times: number[] = [];
   constructor(private readonly replace?: readonly Value[]) {}
 
-  private take(value: Value): Value {
+  take(value: Value, kind = typeof value === 'number' ? 'n' : 's'): Value {
     this.values.push(value);
-    this.key.push(typeof value === 'number' ? 'n' : 's');
+    this.key.push(kind);
     return this.replace ? this.replace[this.values.length - 1] : value;
   }
 
@@ -55,10 +61,18 @@ class ShapeWalk {
       case 'lt':
       case 'lte':
       case 'gt':
-      case 'gte':
-        if (!isScalar(node.value) || isTimeField(node.path)) return this.whole(node);
+      case 'gte': {
+        if (isTimeField(node.path)) {
+          const ms = typeof node.value === 'number' ? timeColumnValue(node.op, node.value) : null;
+          if (ms === null) return this.whole(node);
+          this.key.push(`${node.op}${JSON.stringify(node.path)}:`);
+          this.times.push(this.values.length);
+          return { ...node, value: this.take(ms, 't') } as Where;
+        }
+        if (!isScalar(node.value)) return this.whole(node);
         this.key.push(`${node.op}${JSON.stringify(node.path)}:`);
         return { ...node, value: this.take(node.value) } as Where;
+      }
       case 'in':
         // Repeated values stay in the key: a dialect may fold them (SQLite's keys), which a probe of distinct ones would not.
         if (!node.values.every(isScalar) || new Set(node.values).size !== node.values.length || isTimeField(node.path)) return this.whole(node);
@@ -103,16 +117,40 @@ export interface PageShapeQuery {
   skip: number;
 }
 
+/**
+ * The readers after the where, the same walk both ways: '*' and `role:` principals stay in the key, each user is
+ * a value ('u'), so one user's page and another's are one shape (readersFor: ['*', userId]) rather than a shape a
+ * user, each built and learnt again, and together more than the shapes kept.
+ */
+function walkReaders(walk: ShapeWalk, readers: Readers): Readers {
+  if (readers === null) {
+    walk.key.push('master');
+    return null;
+  }
+  walk.key.push('readers(');
+  const walked = readers.map((principal) => {
+    if (principal === '*' || principal.startsWith('role:')) {
+      walk.key.push(JSON.stringify(principal));
+      return principal;
+    }
+    return walk.take(principal, 'u') as string;
+  });
+  walk.key.push(')');
+  return walked;
+}
+
 /** The shape of a page of `select` (what it reads of each row: part of the key); null for a page not cached (geo). */
 export function pageShape(select: string, query: PageShapeQuery): PageShape | null {
   const walk = new ShapeWalk();
   if (walk.where(query.where) === null) return null;
-  const scope = JSON.stringify([select, query.appId, query.className, query.readers, query.order, query.limit, query.skip]);
-  return { key: `${scope}${walk.key.join(' ')}`, values: walk.values };
+  walkReaders(walk, query.readers);
+  const scope = JSON.stringify([select, query.appId, query.className, query.order, query.limit, query.skip]);
+  return { key: `${scope}${walk.key.join(' ')}`, values: walk.values, times: walk.times };
 }
 
 /** The query of a page's shape with `values` in place of its own (the same walk as pageShape's). */
 export function pageWithValues<Q extends PageShapeQuery>(query: Q, values: readonly Value[]): Q {
-  return { ...query, where: new ShapeWalk(values).where(query.where) as Where };
+  const walk = new ShapeWalk(values);
+  const where = walk.where(query.where) as Where;
+  return { ...query, where, readers: walkReaders(walk, query.readers) };
 }
-

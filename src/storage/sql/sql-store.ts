@@ -257,7 +257,7 @@ export class SqlStore implements Store {
     const page = async (q: FindQuery) => {
       const full = { appId, className, ...q };
       const shape = pageShape(select.columns === undefined ? 'objects' : 'json', full);
-      const statement = shape ? this.shapes.compiled(shape.key, shape.values, (values) => compile(pageWithValues(full, values))) : compile(full);
+      const statement = shape ? this.shapes.compiled(shape.key, shape.values, (values) => compile(pageWithValues(full, values)), shape.times) : compile(full);
       return run(statement);
     };
     const nearest = query.order.length === 0 ? nearestOf(query.where) : null;

@@ -42,10 +42,15 @@ const probeMark = (i: number) => `Pr#${i}#`;
  * Values no query sends, one a value of the shape and of its type, with characters a dialect would have to
  * escape, fold or normalise (quotes, backslash, %, _, case, a combining accent, U+2028), so a parameter made
  * of a value in any form but itself or its JSON text shows as no recipe. Numbers: negative binary fractions,
- * exact in their text.
+ * exact in their text; at `times` (values the caller has already made the whole milliseconds a time column
+ * compares, which its statement takes unchanged) whole negative numbers inside the time range, ages before any
+ * date a query sends.
  */
-function probesFor(values: readonly Value[]): Value[] {
-  return values.map((value, i) => (typeof value === 'number' ? -(1_000_003 + 7 * i) / 1024 : `\u0000'"\\%_A\u0301\u2028${probeMark(i)}`));
+function probesFor(values: readonly Value[], times: readonly number[]): Value[] {
+  return values.map((value, i) => {
+    if (times.includes(i)) return -(2 ** 52 + 7 * i);
+    return typeof value === 'number' ? -(1_000_003 + 7 * i) / 1024 : `\u0000'"\\%_A\u0301\u2028${probeMark(i)}`;
+  });
 }
 
 /** The recipe of one parameter as it came with the probes; null when a probe is in it in a form no recipe writes. */
@@ -113,20 +118,23 @@ export class StatementShapes {
   private readonly entries = new Map<string, Entry | null>();
   constructor(private readonly maxShapes = 1000) {}
 
-  /** The statement of shape `key` for `values`: from the shape's recipe, or `build(values)` (then learnt). */
-  compiled(key: string, values: readonly Value[], build: (values: readonly Value[]) => CompiledQuery): CompiledQuery {
+  /**
+   * The statement of shape `key` for `values`: from the shape's recipe, or `build(values)` (then learnt). `times`:
+   * the positions of values that are whole milliseconds of a time column (probed with such: probesFor).
+   */
+  compiled(key: string, values: readonly Value[], build: (values: readonly Value[]) => CompiledQuery, times: readonly number[] = []): CompiledQuery {
     if (values.length > maxLearntValues || key.length > maxKeyLength) return build(values);
     const entry = this.entries.get(key);
     if (entry) return CompiledQuery.raw(entry.sql, entry.recipes.map((recipe) => made(recipe, values)));
     const compiled = build(values);
-    if (entry === undefined) this.entries.set(key, learnt(values, compiled, build));
+    if (entry === undefined) this.entries.set(key, learnt(values, compiled, build, times));
     if (this.entries.size > this.maxShapes) this.entries.delete(this.entries.keys().next().value as string);
     return compiled;
   }
 }
 
-function learnt(values: readonly Value[], compiled: CompiledQuery, build: (values: readonly Value[]) => CompiledQuery): Entry | null {
-  const probes = probesFor(values);
+function learnt(values: readonly Value[], compiled: CompiledQuery, build: (values: readonly Value[]) => CompiledQuery, times: readonly number[]): Entry | null {
+  const probes = probesFor(values, times);
   const probed = build(probes);
   const texts = probes.map((probe) => JSON.stringify(probe));
   const recipes: Recipe[] = [];

@@ -47,6 +47,9 @@ function timeBound(op: Where['op'], value: number): number | null {
   return null;
 }
 
+/** A number compared with a time column as the where compares it (timeBound), for page-shapes.ts: a whole number the where takes back unchanged, or null. */
+export const timeColumnValue = (op: Where['op'], value: number): number | null => timeBound(op, value);
+
 function columnValue(kind: 'time' | 'string', value: Json, op: Where['op']): string | number | null {
   if (kind === 'string') return typeof value === 'string' ? value : null;
   if (typeof value === 'number') return timeBound(op, value);
