@@ -147,6 +147,28 @@ describe('where operators', () => {
     }
   });
 
+  // On SQLite a number bound above 1 ($gt, $gte) or below 0 ($lt, $lte) tells json_extract's value is a number
+  // without json_type (sqliteDialect.jsonCompare); every bound, and the same under $not (a missing or other-typed
+  // field compares false, so $not keeps it), must answer as the rule does.
+  test('number comparisons select numbers only, at bounds around the booleans, and under $not', async () => {
+    const values = [5, 1, 0, -3, 0.5, 1.5, -0.5, 'x', '', true, false, [1], { a: 1 }, null, undefined, 2, -7];
+    const ids = await insertUntyped(server.store, server.appId, 'Bounded', values.map((n) => (n === undefined ? {} : { n })));
+    const holds: Record<string, (a: number, b: number) => boolean> = { $lt: (a, b) => a < b, $lte: (a, b) => a <= b, $gt: (a, b) => a > b, $gte: (a, b) => a >= b };
+    for (const bound of [-5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 9]) {
+      for (const [op, holdsOf] of Object.entries(holds)) {
+        const matches = (n: unknown) => typeof n === 'number' && holdsOf(n, bound);
+        const expect = (keep: (n: unknown) => boolean) => ids.filter((_, i) => keep(values[i])).sort();
+        const ask = async (where: unknown) => {
+          const res = await server.client.get('/1.1/classes/Bounded', { query: { where: JSON.stringify(where), limit: '100' } });
+          assert.equal(res.status, 200, res.text);
+          return res.body.results.map((row: { objectId: string }) => row.objectId).sort();
+        };
+        assert.deepEqual(await ask({ n: { [op]: bound } }), expect(matches), `${op} ${bound}`);
+        assert.deepEqual(await ask({ n: { $not: { [op]: bound } } }), expect((n) => !matches(n)), `$not ${op} ${bound}`);
+      }
+    }
+  });
+
   test('bad where input is a 4xx with a code', async () => {
     const bad: Array<[unknown, number]> = [
       [{ age: { $near: 1 } }, 102],
