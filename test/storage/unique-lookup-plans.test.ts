@@ -40,7 +40,7 @@ test('a lone equality on a unique column is planned once with the master key or 
       }
     }
     const lookups = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'roost_object_lookups%' ORDER BY name`.execute(db);
-    assert.deepEqual(lookups.rows.map((row) => row.name), ['roost_object_lookups', 'roost_object_lookups_email', 'roost_object_lookups_username']);
+    assert.deepEqual(lookups.rows.map((row) => row.name), ['roost_object_lookups', 'roost_object_lookups_all', 'roost_object_lookups_email', 'roost_object_lookups_email_all', 'roost_object_lookups_username', 'roost_object_lookups_username_all']);
     const { rows } = await sql<{ statement: string; generic_plans: number }>`SELECT statement, generic_plans FROM pg_prepared_statements
       WHERE name LIKE 'roost_shape_%'`.execute(db);
     // Each field with the master key and with the public readers; a user's readers (their roles read) stay unnamed.

@@ -24,6 +24,8 @@ interface ObjectLookup {
   className: string;
   /** The column a unique index holds that the lookup matches: the id (get-by-id), or a promoted field. */
   column: 'id' | PromotedColumn;
+  /** The master key's lookups (no readers), which read every row: a statement without the readers' clauses. */
+  all: boolean;
 }
 
 /** What a lookup asks: the value and the readers it reads with, as one JSON text (the batch's key). */
@@ -46,7 +48,7 @@ function uniqueLookup(appId: string, className: string, query: FindQuery): { sco
   const [field] = where.path;
   const column = field === 'objectId' ? 'id' : promotedColumn(className, field);
   if (column === undefined || (column === 'id' && !isPlausibleId(where.value)) || !carriedAsJson(where.value)) return null;
-  return { scope: { appId, className, column }, value: where.value };
+  return { scope: { appId, className, column, all: query.readers === null }, value: where.value };
 }
 
 /** Whether PostgreSQL reads `value` back from JSON text as the same text (no NUL, no lone surrogate). */
@@ -66,7 +68,7 @@ export class PostgresStore extends SqlStore {
   // One statement per class and column for the lookups of a turn, whoever makes them: each carries its own
   // readers into the statement, so two users' reads of one class share it (each user has a reader set of their own).
   private readonly lookups = new LookupBatcher<ObjectLookup, LookupRow>({
-    groupKey: ({ appId, className, column }) => `${appId}\u0000${className}\u0000${column}`,
+    groupKey: ({ appId, className, column, all }) => `${appId}\u0000${className}\u0000${column}\u0000${all}`,
     select: (scope, keys) => this.selectLookups(scope, keys),
     keyOf: (row) => row.lookup,
   });
@@ -87,7 +89,7 @@ export class PostgresStore extends SqlStore {
 
   override async getObject(ref: ObjectRef, readers: Readers): Promise<StoredObject | null> {
     if (!isPlausibleId(ref.objectId)) return null;
-    const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id' }, lookupKey(ref.objectId, readers));
+    const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id', all: readers === null }, lookupKey(ref.objectId, readers));
     return row && fromRow(this.dialect, row);
   }
 
@@ -137,7 +139,7 @@ export class PostgresStore extends SqlStore {
   protected override async updateUnlocked<R>(ref: ObjectRef, change: Change<R>): Promise<WriteOutcome<R> | null> {
     // Two updates of one row made together (a user's two devices) then both go without a transaction.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id' }, lookupKey(ref.objectId, null));
+      const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id', all: true }, lookupKey(ref.objectId, null));
       if (row === null) return null;
       const current = fromRow(this.dialect, row);
       const next = change(current);
@@ -160,14 +162,23 @@ export class PostgresStore extends SqlStore {
    * The rows the lookups find, each answered with its key: the ACL rule applied with the lookup's own
    * readers (null, the master key, reads everything), inside the statement as everywhere.
    */
-  private async selectLookups({ appId, className, column }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+  private async selectLookups({ appId, className, column, all }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+    const name = column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`;
+    const match = sql.ref(`o.${column}`);
+    if (all) {
+      // The values alone, matched as the session lookup matches its digests (`= ANY`): the unique index's probes.
+      const values = keys.map((key) => (JSON.parse(key) as [string, null])[0]);
+      const { rows } = await sql<LookupRow>`${prepared(`${name}_all`, sql`SELECT ${match} AS lookup, o.xmin::text AS version, ${objectSelect}
+        FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${match} = ANY(${sql.val(values)}::text[])`)}`.execute(this.db);
+      for (const row of rows) row.lookup = lookupKey(row.lookup, null);
+      return rows;
+    }
     const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
     // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
     const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
-    const name = column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`;
     const { rows } = await sql<LookupRow>`${prepared(name, sql`SELECT l.k AS lookup, o.xmin::text AS version, ${objectSelect}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
-      JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND ${sql.ref(`o.${column}`)} = (l.k::jsonb ->> 0)
+      JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND ${match} = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
         OR o.readers && ARRAY${readers}
         OR o.readers && ARRAY(${roles})`)}`.execute(this.db);
