@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   analyzeDatabase,
+  vacuumDatabase,
   benchDir,
   buildRoost,
   cleanup,
@@ -359,6 +360,9 @@ async function main(): Promise<void> {
     const hashLimits: HashLimit[] = [];
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of scenarioList) {
+        // Both databases as autovacuum (off on this machine) would leave them between two runs.
+        await vacuumDatabase(roostUrl);
+        await vacuumDatabase(peerUrl);
         // Alternate which server goes first, so neither always runs on the warmer machine.
         const order = round % 2 ? flavours : [...flavours].reverse();
         for (const flavour of order) {
