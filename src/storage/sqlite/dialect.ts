@@ -307,8 +307,17 @@ export const sqliteDialect: SqlDialect = {
   // SQLite keeps a statement per text already, and literal values tie its plan to them.
   pinnedScope: () => null,
   // ANALYZE's value samples (sqlite_stat4) tie every plan with a bound app or class to their values, so each
-  // run re-plans; sqlite_stat1's counts stay, and ANALYZE sqlite_schema reloads them.
-  afterAnalyze: [sql`DELETE FROM sqlite_stat4`, sql`ANALYZE sqlite_schema`],
+  // run re-plans; sqlite_stat1's counts stay, and ANALYZE sqlite_schema reloads them on this connection. Other
+  // connections (a server running while `roost import` ran) load statistics only with the schema, and new rows in
+  // an existing sqlite_stat1 do not change it: a schema change (a view made and dropped) makes them reload it at
+  // their next statement. Without it such a server planned $nearSphere pages with no statistics until restarted
+  // (0007's latitude range: ~650 against ~300 µs a page; test/storage/statistics-reload.test.ts).
+  afterAnalyze: [
+    sql`DELETE FROM sqlite_stat4`,
+    sql`ANALYZE sqlite_schema`,
+    sql`CREATE VIEW IF NOT EXISTS roost_statistics_changed AS SELECT 1`,
+    sql`DROP VIEW IF EXISTS roost_statistics_changed`,
+  ],
   reusedShape: (statement: Sql) => statement,
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
