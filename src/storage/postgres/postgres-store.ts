@@ -99,16 +99,20 @@ export class PostgresStore extends SqlStore {
    */
   override async findObjects(appId: string, className: string, query: FindQuery): Promise<StoredObject[]> {
     const lookup = uniqueLookup(appId, className, query);
-    if (lookup === null) return super.findObjects(appId, className, query);
-    const row = await this.lookups.find(lookup.scope, lookupKey(lookup.value, query.readers));
-    return row ? [fromRow(this.dialect, row)] : [];
+    return lookup === null ? super.findObjects(appId, className, query) : this.lookedUp(lookup, query.readers);
   }
 
   /** findObjects' lookup page with the fields as text, as getObjectJson gives them. */
   override async findObjectsJson(appId: string, className: string, query: FindQuery): Promise<FoundJson[]> {
-    if (uniqueLookup(appId, className, query) === null) return super.findObjectsJson(appId, className, query);
-    const found = await this.findObjects(appId, className, query);
+    const lookup = uniqueLookup(appId, className, query);
+    if (lookup === null) return super.findObjectsJson(appId, className, query);
+    const found = await this.lookedUp(lookup, query.readers);
     return found.map((object) => ({ objectId: object.objectId, createdAt: object.createdAt, updatedAt: object.updatedAt, dataJson: JSON.stringify(object.data) }));
+  }
+
+  private async lookedUp(lookup: { scope: ObjectLookup; value: string }, readers: Readers): Promise<StoredObject[]> {
+    const row = await this.lookups.find(lookup.scope, lookupKey(lookup.value, readers));
+    return row ? [fromRow(this.dialect, row)] : [];
   }
 
   /**

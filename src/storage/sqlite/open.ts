@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase, type SqliteDialectConfig } from 'kysely';
 import { re2Program } from '../../objects/regex.ts';
 import { SqliteStore } from './sqlite-store.ts';
+import { StatementsByText } from './statements-by-text.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 
 /**
@@ -30,23 +31,13 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 /**
  * Kysely prepares every statement anew, which was a sixth of a get-by-id's CPU time (bench/RESULTS.md).
- * Prepared statements are kept by SQL text instead; parameters stay bound per call. Safe because the
- * driver runs one statement at a time on its single connection, and SQLite re-prepares a cached
- * statement itself when the schema changes.
+ * Prepared statements are kept by SQL text instead (StatementsByText); parameters stay bound per call.
  */
-function withStatementCache(database: Database.Database, limit = 500): SqliteDatabase {
-  const statements = new Map<string, Database.Statement>();
+function withStatementCache(database: Database.Database): SqliteDatabase {
+  const statements = new StatementsByText((text) => database.prepare(text));
   return {
     close: () => database.close(),
-    prepare(text: string) {
-      let statement = statements.get(text);
-      if (statement === undefined) {
-        statement = database.prepare(text);
-        if (statements.size >= limit) statements.clear();
-        statements.set(text, statement);
-      }
-      return statement;
-    },
+    prepare: (text: string) => statements.get(text),
   };
 }
 

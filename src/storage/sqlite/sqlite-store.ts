@@ -8,6 +8,7 @@ import { SqlStore } from '../sql/sql-store.ts';
 import { fromRow, type FoundJsonTuple } from '../sql/object-row.ts';
 import { byRoles, readerNeedle, sqliteDialect } from './dialect.ts';
 import { membersOf, rolePrincipals } from '../sql/roles.ts';
+import { StatementsByText } from './statements-by-text.ts';
 
 type ObjectTuple = [createdAt: number, updatedAt: number, data: string, acl: string | null];
 
@@ -22,9 +23,6 @@ function objectByIdSql(readerCount: number, roles: string | null): string {
   return `SELECT o.created_at, o.updated_at, o.data, o.acl
     FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ?${readerCount > 0 ? ` AND (${readable.join(' OR ')})` : ''}`;
 }
-
-/** The most page texts kept prepared (as open.ts keeps Kysely's). */
-const maxRowStatements = 500;
 
 /** Stand-ins compiled into the roles clause once, replaced by the request's application and user when run. */
 const appMark = '\u0000app';
@@ -48,11 +46,12 @@ export class SqliteStore extends SqlStore {
   /** The roles clause of the statement (the same SQL as SqlStore's, readableSql) and its parameters. */
   private rolesClause: { text: string; parameters: readonly unknown[] } | undefined;
   /** Page statements by text, returning rows as arrays (preparedRows); apart from Kysely's, whose rows are objects. */
-  private readonly rowStatements = new Map<string, Database.Statement<unknown[], unknown[]>>();
+  private readonly rowStatements: StatementsByText<Database.Statement<unknown[], unknown[]>>;
 
   constructor(options: { db: Kysely<any>; database: Database.Database; secrets?: SecretBox }) {
     super({ db: options.db, dialect: sqliteDialect, secrets: options.secrets });
     this.database = options.database;
+    this.rowStatements = new StatementsByText((text) => options.database.prepare<unknown[], unknown[]>(text).raw(true));
   }
 
   /**
@@ -115,13 +114,7 @@ export class SqliteStore extends SqlStore {
    */
   private preparedRows(statement: CompiledQuery): unknown[][] | undefined {
     if (this.database.inTransaction) return undefined;
-    let prepared = this.rowStatements.get(statement.sql);
-    if (prepared === undefined) {
-      prepared = this.database.prepare<unknown[], unknown[]>(statement.sql).raw(true);
-      if (this.rowStatements.size >= maxRowStatements) this.rowStatements.clear();
-      this.rowStatements.set(statement.sql, prepared);
-    }
-    return prepared.all(statement.parameters as unknown[]);
+    return this.rowStatements.get(statement.sql).all(statement.parameters as unknown[]);
   }
 
   protected override async foundJsonTuples(statement: CompiledQuery): Promise<FoundJsonTuple[]> {
