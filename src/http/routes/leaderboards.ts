@@ -96,14 +96,15 @@ async function membersWire(
   }
   for (const member of members) out.set(member, { __type: 'Pointer', className, objectId: member });
   const [selectName, includeName] = kind === 'user' ? ['selectUserKeys', 'includeUser'] : ['selectObjectKeys', 'includeObject'];
-  const keys = [...new Set([...names(query, selectName), ...names(query, includeName)])];
+  const included = names(query, includeName);
+  const keys = [...new Set([...names(query, selectName), ...included])];
   const allowed = kind === 'object' || ctx.master || ctx.userId !== null;
   if (keys.length === 0 || members.length === 0 || !allowed) return out;
   const unique = [...new Set(members)];
   const params = listParams({
     where: JSON.stringify({ objectId: { $in: unique } }),
     keys: keys.join(','),
-    include: names(query, includeName).join(',') || undefined,
+    include: included.join(',') || undefined,
     limit: String(unique.length),
     returnACL: 'true',
   });
@@ -112,9 +113,24 @@ async function membersWire(
   const reader: RequestContext = { ...ctx, app: { ...ctx.app, settings: { ...ctx.app.settings, userQueryPermission: true } } };
   const found = await deps.access.find(reader, className, params);
   for (const object of await answerObjects(deps.objects, ctx, found, params)) {
+    for (const path of included) withoutAcl(object, path.split('.'));
     out.set(object.objectId as string, { __type: 'Pointer', className, ...object });
   }
   return out;
+}
+
+/**
+ * The objects an include path reaches, without their ACL: the member carries its own ACL, but the pointers
+ * included into it do not (the recording Leaderboard/Statistics/getResults: the user's `company` had none).
+ */
+function withoutAcl(value: unknown, path: readonly string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) withoutAcl(item, path);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (path.length === 0) delete (value as JsonObject).ACL;
+  else withoutAcl((value as JsonObject)[path[0]], path.slice(1));
 }
 
 const boardParams = pathParams('statisticName');
