@@ -191,11 +191,11 @@ test('a user reading itself by id answers as the store read does, whatever its A
     const set = await server.master.put(`/1.1/users/${owner.objectId}`, { ACL: acl ?? { '*': { read: true, write: true } }, city: `c${acls.indexOf(acl)}` });
     assert.equal(set.status, 200, set.text);
     if (acl === null) await server.store.updateObject({ appId: server.appId, className: '_User', objectId: owner.objectId }, (o) => ({ ...o, acl: null }));
-    const sessionUser = await accounts.resolveSession(server.appId, owner.sessionToken);
+    const sessionUser = (await accounts.resolveSession(server.appId, owner.sessionToken))?.object;
     assert.ok(sessionUser);
     const app = (await server.services.registry.get(server.appId))!;
     for (const master of [false, true]) {
-      const caller = { app, appId: server.appId, master, userId: owner.objectId, sessionToken: owner.sessionToken };
+      const caller = { app, appId: server.appId, master, userId: owner.objectId, sessionToken: owner.sessionToken, sessionVersion: null };
       const outcome = (run: Promise<unknown>) => run.then((user) => ({ user }), (error: Error) => ({ error: error.message }));
       const seam = await outcome(accounts.get({ ...caller, sessionUser }, owner.objectId));
       const store = await outcome(accounts.get({ ...caller, sessionUser: null }, owner.objectId));

@@ -8,6 +8,8 @@ export interface AccountCaller extends Caller {
   sessionToken: string | null;
   /** The token's user as the request's own session lookup read it (the read that set `userId`); users/me answers with it. */
   sessionUser: StoredObject | null;
+  /** The store's version of sessionUser's row at that read (null if none): the user's update of itself writes against it. */
+  sessionVersion: string | null;
 }
 
 /** A user together with the session token a login-type response carries. */

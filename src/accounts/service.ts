@@ -5,7 +5,7 @@ import { mergeSettings, type AppSettings } from '../apps/settings.ts';
 import { access, conditionFor, readersFor } from '../objects/acl.ts';
 import { applyOperations, relationChanges } from '../objects/ops.ts';
 import { settle, type FindOptions } from '../objects/service.ts';
-import type { JsonObject, StoredObject, Where } from '../objects/types.ts';
+import type { JsonObject, SeenRow, StoredObject, Where } from '../objects/types.ts';
 import { checkConditionReads, checkFind } from '../objects/query-reach.ts';
 import type { Store } from '../storage/store.ts';
 import { Lockout, type Verdict } from './lockout.ts';
@@ -32,6 +32,17 @@ function ownRead(caller: AccountCaller, userId: string): StoredObject | null {
   const own = caller.sessionUser;
   if (own === null || own.objectId !== userId) return null;
   return access(own.acl, caller, undefined, 'read') === true ? own : null;
+}
+
+/**
+ * A user updating itself: the row its session lookup read, with that read's version, which the store may take
+ * for the current row while the row is still at that version (Store.updateObject's `seen`): the update needs no
+ * read of its own. test/storage/update-paths.test.ts holds an update given a stale, foreign or deleted row to one
+ * that reads.
+ */
+function seenSelf(caller: AccountCaller, userId: string): SeenRow | undefined {
+  const own = caller.sessionUser;
+  return own !== null && own.objectId === userId ? { object: own, version: caller.sessionVersion } : undefined;
 }
 
 /**
@@ -101,7 +112,7 @@ export class AccountService {
    * The user a token belongs to, or null for an unknown or replaced token. The request hook keeps
    * it in the request's context (AccountCaller.sessionUser), so users/me needs no second query.
    */
-  resolveSession = async (appId: string, token: string): Promise<StoredObject | null> => {
+  resolveSession = async (appId: string, token: string): Promise<SeenRow | null> => {
     if (!this.sessions.plausible(token)) return null;
     return this.store.accounts.userBySession(appId, this.sessions.digest(token));
   };
@@ -210,6 +221,7 @@ export class AccountService {
       },
       conditionFor(caller, condition),
       relations,
+      seenSelf(caller, userId),
     );
     if (!outcome.ok && outcome.reason === 'notFound') fail('userNotFound');
     if (outcome.ok && plan.password !== null) await this.setPassword(caller.appId, userId, plan.password, { rotateSession: false });

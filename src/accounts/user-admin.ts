@@ -50,7 +50,7 @@ export class UserAdmin {
   }
 
   private master(app: AppRecord): AccountCaller {
-    return { ...masterCallerOf(app), sessionToken: null, sessionUser: null };
+    return { ...masterCallerOf(app), sessionToken: null, sessionUser: null, sessionVersion: null };
   }
 
   /** The users whose objectId, username, email or phone number is exactly `query`; at most one each. */

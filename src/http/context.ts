@@ -8,7 +8,7 @@ import type { AppRegistry } from '../apps/registry.ts';
 import { originAllowed } from '../apps/web-domains.ts';
 import type { Caller } from '../objects/acl.ts';
 import { checkClassName } from '../objects/values.ts';
-import type { AppRecord, StoredObject } from '../objects/types.ts';
+import type { AppRecord, SeenRow, StoredObject } from '../objects/types.ts';
 
 /** What every /1.1 handler knows about the request once its keys have been checked. */
 export interface RequestContext extends Caller {
@@ -17,6 +17,8 @@ export interface RequestContext extends Caller {
   sessionToken: string | null;
   /** The token's user as this request's session lookup read it (users/me answers with it). */
   sessionUser: StoredObject | null;
+  /** The store's version of sessionUser's row at that read (null if none): the user's update of itself writes against it. */
+  sessionVersion: string | null;
 }
 
 declare module 'fastify' {
@@ -26,7 +28,7 @@ declare module 'fastify' {
 }
 
 /** Resolves a session token to its user; issued by the accounts module. */
-export type SessionResolver = (appId: string, token: string) => Promise<StoredObject | null>;
+export type SessionResolver = (appId: string, token: string) => Promise<SeenRow | null>;
 
 const signatureWindowMs = 15 * 60 * 1000;
 
@@ -110,8 +112,9 @@ export function authenticate(options: { registry: AppRegistry; clock: Clock; res
       throw new ApiError('originNotAllowed', `${catalogue.originNotAllowed.message}The request origin header is '${origin}'.`);
     }
     const sessionToken = header(request, sessionHeaders);
-    const sessionUser = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
-    request.ctx = { app, appId: app.appId, master, userId: sessionUser?.objectId ?? null, sessionToken, sessionUser };
+    const session = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
+    const sessionUser = session?.object ?? null;
+    request.ctx = { app, appId: app.appId, master, userId: sessionUser?.objectId ?? null, sessionToken, sessionUser, sessionVersion: session?.version ?? null };
   };
 }
 

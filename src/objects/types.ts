@@ -162,5 +162,15 @@ export interface Condition {
   readers: Readers;
 }
 
+/**
+ * An object as a read earlier in the request found it, with the store's version of its row at that read
+ * (PostgreSQL: xmin; null where the store keeps none): an update may take it for the current row while
+ * the row still has that version (Store.updateObject's `seen`).
+ */
+export interface SeenRow {
+  object: StoredObject;
+  version: string | null;
+}
+
 /** Decides, from the current row, what it becomes, or refuses the write. */
 export type Change<R = never> = (current: StoredObject) => StoredObject | Refusal<R>;

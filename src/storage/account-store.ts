@@ -1,4 +1,4 @@
-import type { StoredObject, WriteOutcome } from '../objects/types.ts';
+import type { SeenRow, StoredObject, WriteOutcome } from '../objects/types.ts';
 
 /** What the database keeps of a session token: a keyed digest to find it, an encrypted copy to return it. */
 export interface SessionSeal {
@@ -30,7 +30,8 @@ export const lockingAttempts = 7;
  */
 export interface AccountStore {
   findUser(appId: string, lookup: UserLookup): Promise<UserRecord | null>;
-  userBySession(appId: string, digest: string): Promise<StoredObject | null>;
+  /** The session's user with its row's version (so the user's update of itself need not read the row again). */
+  userBySession(appId: string, digest: string): Promise<SeenRow | null>;
   /**
    * Replaces the user's session (the old token stops working at once), and moves updatedAt when given
    * (refreshSessionToken does, as the hosted service did); false if the user is gone.

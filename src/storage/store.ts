@@ -1,5 +1,5 @@
 import type { AppSettings } from '../apps/settings.ts';
-import type { AppRecord, Change, Condition, FindQuery, FoundJson, Readers, Refusal, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
+import type { AppRecord, Change, Condition, FindQuery, FoundJson, Readers, Refusal, SeenRow, StoredJson, StoredObject, Where, WriteOutcome } from '../objects/types.ts';
 import type { AccountStore } from './account-store.ts';
 import type { PushStore } from './push-store.ts';
 import type { PushScheduleStore } from './push-schedule-store.ts';
@@ -108,13 +108,15 @@ export interface Store {
   /**
    * Locks the row, runs `change` (which checks write rights first), then checks `condition`, and stores
    * what `change` returned, with the relation changes, all in one transaction. The condition is never
-   * evaluated on a row its readers may not read.
+   * evaluated on a row its readers may not read. `seen`: the row as a read earlier in the request found it
+   * (a user's own session row), which a store may take for the current one while its version is unchanged.
    */
   updateObject<R = never>(
     ref: ObjectRef,
     change: Change<R>,
     condition?: Condition,
     relations?: readonly RelationChange[],
+    seen?: SeenRow,
   ): Promise<WriteOutcome<R>>;
   /**
    * Locks the row; `guard` may refuse the delete; then checks `condition` as updateObject does. The

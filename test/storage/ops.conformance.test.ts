@@ -36,7 +36,7 @@ test('importObjects: users with hashes, sessions and identities; an account anot
   assert.deepEqual(await importBatch(appId, '_User', records), [inserted, { kind: 'inserted', droppedAuthData: ['weixin'] }, exists]);
 
   assert.deepEqual(await store().accounts.findUser(appId, { field: 'username', value: 'ann' }), { user: ann, passwordHash: '$legacy$hash', sessionCipher: session.cipher });
-  assert.deepEqual(await store().accounts.userBySession(appId, session.digest), ann);
+  assert.deepEqual((await store().accounts.userBySession(appId, session.digest))?.object, ann);
   const storedBob = await store().accounts.findUser(appId, { userId: bob.objectId });
   assert.deepEqual(storedBob?.user.data.authData, { anonymous: { id: 'anon-bob' } });
   assert.equal(storedBob?.passwordHash, null);

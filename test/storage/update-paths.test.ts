@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Change, Condition, StoredObject, WriteOutcome } from '../../src/objects/types.ts';
 import type { Store } from '../../src/storage/store.ts';
-import { freshApp, useStore } from './stores.ts';
+import { freshApp, objectOf, sessionSeal, unique, useStore } from './stores.ts';
 
 const store = useStore();
 const locked: Condition = { where: { op: 'and', items: [] }, readers: null };
@@ -141,4 +141,38 @@ test('updates of several rows made together answer as each made alone: written, 
     assert.deepEqual(await answers(changes, true), alone);
     if (changes.includes(taken)) assert.deepEqual(alone.outcomes[1], { ok: false, reason: 'taken', field: 'username' });
   }
+});
+
+// A user updating itself passes the row its session lookup read, with that read's version (Store.updateObject's
+// `seen`; PostgresStore.updateUnlocked writes against it without a read of its own). It must answer as an update
+// that reads: at once, after another write changed the row (the seen row is stale), when it is another row than
+// the one named, and after a delete.
+test('an update given the row its session lookup read answers as one that reads it again', async () => {
+  const appId = await freshApp(store());
+  const newUser = async (n: number) => {
+    const user = objectOf('_User', { username: unique('seen'), n });
+    const session = sessionSeal(unique('seen'));
+    assert.equal((await store().identities.insertUser(appId, user, { passwordHash: 'h', session })).ok, true);
+    return { ref: { appId, className: '_User', objectId: user.objectId }, seen: async () => (await store().accounts.userBySession(appId, session.digest))! };
+  };
+  const user = await newUser(0);
+  const seen = await user.seen();
+  assert.equal(seen.version === null, store().kind !== 'postgres', 'PostgreSQL reads the version with the session');
+  const first = counted(increment);
+  assert.deepEqual(await store().updateObject(user.ref, first, undefined, [], seen), { ok: true, object: { ...seen.object, updatedAt: seen.object.updatedAt + 1, data: { ...seen.object.data, n: 1 } } });
+  assert.equal(first.calls, 1);
+  // `seen` is now stale (n: 0): the write must land on the row as it is, not on what was seen.
+  const stale = counted(increment);
+  const outcome = await store().updateObject(user.ref, stale, undefined, [], seen);
+  assert.deepEqual(outcome, { ok: true, object: { ...seen.object, updatedAt: seen.object.updatedAt + 2, data: { ...seen.object.data, n: 2 } } });
+  assert.equal((await store().getObject(user.ref, null))?.data.n, 2);
+  if (store().kind === 'postgres') assert.equal(stale.calls, 2, 'the stale row was written over');
+  // Another row's object is never taken for this one, nor is that row written.
+  const other = await newUser(40);
+  assert.equal((await store().updateObject(user.ref, increment, undefined, [], await other.seen())).ok, true);
+  assert.equal((await store().getObject(user.ref, null))?.data.n, 3);
+  assert.equal((await store().getObject(other.ref, null))?.data.n, 40);
+  const fresh = await user.seen();
+  assert.equal((await store().deleteObject(user.ref, () => null)).ok, true);
+  assert.deepEqual(await store().updateObject(user.ref, increment, undefined, [], fresh), { ok: false, reason: 'notFound' });
 });

@@ -1,4 +1,4 @@
-import type { StoredObject } from '../../objects/types.ts';
+import type { SeenRow } from '../../objects/types.ts';
 import { attemptsWithin, ringShift, SqlAccountStore, unlocked, userRecord, userSelect, type AttemptRing, type SessionRow, type UserRow } from '../sql/account-store.ts';
 import type { LoginLookup, UserRecord } from '../account-store.ts';
 import { sql } from 'kysely';
@@ -11,15 +11,16 @@ import { LookupBatcher } from './lookup-batcher.ts';
  * arriving together share a statement, per application (LookupBatcher).
  */
 export class PostgresAccountStore extends SqlAccountStore {
-  private readonly bySession = new LookupBatcher<string, SessionRow>({
+  private readonly bySession = new LookupBatcher<string, SessionRow & { version: string }>({
     groupKey: (appId) => appId,
     select: (appId, digests) => this.selectBySessions(appId, digests),
     keyOf: (row) => row.session_digest,
   });
 
-  override async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
+  /** With the row's version (xmin), which a user's update of itself writes against (PostgresStore.updateUnlocked). */
+  override async userBySession(appId: string, digest: string): Promise<SeenRow | null> {
     const row = await this.bySession.find(appId, digest);
-    return row && fromRow(this.dialect, row);
+    return row && { object: fromRow(this.dialect, row), version: row.version };
   }
 
   /**
@@ -37,8 +38,8 @@ export class PostgresAccountStore extends SqlAccountStore {
   }
 
   /** One text for any number of digests, so it runs as a prepared statement. */
-  protected override async selectBySessions(appId: string, digests: readonly string[]): Promise<SessionRow[]> {
-    const { rows } = await sql<SessionRow>`${prepared('roost_session_lookups', sql`SELECT ${objectSelect}, o.session_digest
+  protected override async selectBySessions(appId: string, digests: readonly string[]): Promise<Array<SessionRow & { version: string }>> {
+    const { rows } = await sql<SessionRow & { version: string }>`${prepared('roost_session_lookups', sql`SELECT ${objectSelect}, o.session_digest, o.xmin::text AS version
       FROM objects o WHERE app_id = ${appId} AND session_digest = ANY(${sql.val([...digests])}::text[])
       AND class_name = '_User'`)}`.execute(this.db);
     return rows;

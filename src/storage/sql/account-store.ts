@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { StoredObject, WriteOutcome } from '../../objects/types.ts';
+import type { SeenRow, WriteOutcome } from '../../objects/types.ts';
 import type { AccountStore, LoginLookup, SessionSeal, UserLookup, UserRecord } from '../account-store.ts';
 import type { SqlDialect } from './dialect.ts';
 import { fromRow, insertRows, objectSelect, promotedColumn, takenOrThrow, toRow, type SelectedRow } from './object-row.ts';
@@ -74,9 +74,9 @@ export class SqlAccountStore implements AccountStore {
     return row ? userRecord(this.dialect, row) : null;
   }
 
-  async userBySession(appId: string, digest: string): Promise<StoredObject | null> {
+  async userBySession(appId: string, digest: string): Promise<SeenRow | null> {
     const [row] = await this.selectBySessions(appId, [digest]);
-    return row ? fromRow(this.dialect, row) : null;
+    return row ? { object: fromRow(this.dialect, row), version: null } : null;
   }
 
   /** The users among `digests` of one application (one statement, any order). */

@@ -10,6 +10,7 @@ import type {
   FindQuery,
   FoundJson,
   Readers,
+  SeenRow,
   StoredJson,
   StoredObject,
   Where,
@@ -315,10 +316,11 @@ export class SqlStore implements Store {
     change: Change<R>,
     condition?: Condition,
     relations: readonly RelationChange[] = [],
+    seen?: SeenRow,
   ): Promise<WriteOutcome<R>> {
     try {
       if (!condition && relations.length === 0 && isPlausibleId(ref.objectId)) {
-        const outcome = await this.updateUnlocked(ref, change);
+        const outcome = await this.updateUnlocked(ref, change, seen);
         if (outcome !== null) return outcome;
       }
       return await this.db.transaction().execute(async (trx): Promise<WriteOutcome<R>> => {
@@ -344,8 +346,9 @@ export class SqlStore implements Store {
    * The seam for an update with neither a condition nor relation changes, which is most of them: a store
    * that can write one without a transaction answers its outcome here; null hands it to the locked path
    * in updateObject, which gives the same answers (test/storage/update-paths.test.ts holds them together).
+   * `seen` is updateObject's: the row as read earlier in the request, with its version.
    */
-  protected async updateUnlocked<R>(_ref: ObjectRef, _change: Change<R>): Promise<WriteOutcome<R> | null> {
+  protected async updateUnlocked<R>(_ref: ObjectRef, _change: Change<R>, _seen?: SeenRow): Promise<WriteOutcome<R> | null> {
     return null;
   }
 
