@@ -92,6 +92,20 @@ describe('writes', () => {
     assert.deepEqual(created.body.likes, descriptor(target));
   });
 
+  // Objects/Relational Data/should fetch when save: `PUT …?new=true {"age":{"__op":"Increment","amount":10}}` on a
+  // Person with a `likes` relation answered {"age":19,"updatedAt","objectId","likes":{"__type":"Relation",…}}.
+  test('new=true on an update that leaves the relation alone: the touched fields, then its descriptor', async () => {
+    const { owner, target } = classes();
+    const [post] = await createAll(target, [{}]);
+    const [ownerId] = await createAll(owner, [{ pname: 'a', age: 9 }]);
+    await server.client.put(`/1.1/classes/${owner}/${ownerId}`, { likes: add(pointer(target, post)) });
+    const res = await server.client.put(`/1.1/classes/${owner}/${ownerId}`, { age: { __op: 'Increment', amount: 10 } }, { query: { new: true } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, JSON.stringify({ age: 19, updatedAt: res.body.updatedAt, objectId: ownerId, likes: descriptor(target) }));
+    const plain = await server.client.put(`/1.1/classes/${owner}/${ownerId}`, { age: 20 });
+    assert.equal(plain.text, JSON.stringify({ updatedAt: plain.body.updatedAt, objectId: ownerId }));
+  });
+
   test('128 Invalid relation data.: empty, over 1000, not pointers, mixed classes, a nested field, a field holding a value, another target class; nothing written', async () => {
     const { owner, target } = classes();
     const [post] = await createAll(target, [{}]);

@@ -71,7 +71,8 @@ export function toWire(object: StoredObject, options: WireOptions = {}): JsonObj
 /**
  * What an update asked to answer with the object (new=true, fetchWhenSave) sends, as the hosted
  * service did: only the fields the update touched, at their new values (a field it deleted is
- * absent), then updatedAt and objectId; `wire` is the object as the caller may see it (toWire).
+ * absent), then updatedAt and objectId, then the class's relation fields as their descriptors
+ * (Objects/Relational Data/should fetch when save); `wire` is the object as the caller may see it (toWire).
  */
 export function touchedFields(wire: JsonObject, touched: ReadonlySet<string>): JsonObject {
   const out: JsonObject = {};
@@ -80,6 +81,9 @@ export function touchedFields(wire: JsonObject, touched: ReadonlySet<string>): J
   }
   out.updatedAt = wire.updatedAt;
   out.objectId = wire.objectId;
+  for (const [key, value] of Object.entries(wire)) {
+    if (!Object.hasOwn(out, key) && isObject(value) && value.__type === 'Relation') out[key] = value;
+  }
   return out;
 }
 
