@@ -10,7 +10,8 @@
 //
 // Use a fresh app (`node dist/cli.js app create --name replay`): the standing data the SDK's tests read from the
 // hosted app is created first, as scripts/sdk-suite.sh does. SDK_GIT (default: the mirror under /work/.mirror),
-// SDK_REF (1fcc28d), ONLY (a regular expression on the recording's name), ORDER=1 also reports key order.
+// SDK_REF (1fcc28d), ONLY (a regular expression on the recording's name), ORDER=1 also reports key order,
+// MESSAGES=1 also error texts where the codes agree.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 
@@ -135,6 +136,7 @@ for (const { name, entry } of entries) {
   else diffs.push(`status ${entry.response.status} → ${status}`);
   if (rec !== undefined && ours !== undefined) shape(rec, ours, '', diffs);
   if (rec && ours && rec.code !== undefined && rec.code !== ours.code) diffs.push(`code ${rec.code} → ${ours.code}`);
+  else if (process.env.MESSAGES === '1' && rec && ours && typeof rec.error === 'string' && rec.error !== ours.error) diffs.push(`error ${JSON.stringify(rec.error)} → ${JSON.stringify(ours.error)}`);
   if (diffs.length === 0) sameShape++;
   else report.push(`${name} | ${entry.request.method} ${url.pathname.slice(at).replace(/[0-9a-f]{24}/g, ':id')}${url.search ? '?…' : ''}\n    ${diffs.join('\n    ')}\n    rec: ${recText.slice(0, 300)}\n    ours: ${String(text).slice(0, 300)}`);
 }
