@@ -9,7 +9,7 @@
 // BENCH_CONNECTIONS (32), BENCH_OBJECTS class sizes, comma-separated (100000; "10000,1000000" measures
 // how cost grows with data), BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs the Roost processes with
 // --cpu-prof into a folder per server under bench/profiles/ (summarise one with `node bench/profile-top.js FOLDER`),
-// BENCH_STORES=sqlite or postgres runs one store only, BENCH_ONLY=get, where or range runs only those
+// BENCH_STORES=sqlite or postgres runs one store only, BENCH_ONLY=get, where or range (or a list: get,where) runs only those
 // scenarios (and the yardstick). Classes are seeded with `roost import` (an export written to a temporary
 // folder) and get their indexes through POST /1.1/indexes, as an operator would.
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
@@ -244,7 +244,7 @@ async function main(): Promise<void> {
     stack.push(() => bare.stop());
     log(`bare fastify pid ${bare.pid} at ${bare.url}`);
 
-    const list = scenarios(bare, targets).filter((s) => s.kind === 'bare' || !process.env.BENCH_ONLY || s.kind === process.env.BENCH_ONLY);
+    const list = scenarios(bare, targets).filter((s) => s.kind === 'bare' || !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.kind));
     log(`warming up (3 s each), then ${rounds} rounds × ${list.length} scenarios × ${durationSec} s at ${connections} connections`);
     for (const scenario of list) await warm(scenario.options);
 

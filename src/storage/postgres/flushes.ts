@@ -27,6 +27,11 @@ export class Flushes {
     });
   }
 
+  /** Whether no flush is due and no statement is in flight. */
+  get idle(): boolean {
+    return !this.scheduled && this.inFlight === 0;
+  }
+
   /** Runs a flushed statement, counted in flight until it settles. */
   async run(statement: () => Promise<void>): Promise<void> {
     this.inFlight++;

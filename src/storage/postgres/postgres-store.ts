@@ -11,7 +11,8 @@ import { postgresDialect } from './dialect.ts';
 import { PostgresAccountStore } from './account-store.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
 import { RowWrites } from './row-writes.ts';
-import { prepared } from './prepared.ts';
+import { isPreparedShape, prepared } from './prepared.ts';
+import { PageBatcher, type PageRun } from './page-batcher.ts';
 import { PostgresOpsStore } from './ops-store.ts';
 
 /**
@@ -73,6 +74,9 @@ export class PostgresStore extends SqlStore {
     keyOf: (row) => row.lookup,
   });
 
+  // The pages of one named shape made together go as one statement (PageBatcher).
+  private readonly pages = new PageBatcher<FoundJsonTuple>((statement) => this.pageRows(statement));
+
   // The versioned writes of updateUnlocked made together go as one statement (RowWrites).
   private readonly rowWrites: RowWrites;
 
@@ -118,13 +122,19 @@ export class PostgresStore extends SqlStore {
   /**
    * A page read as stored, run by the driver with rows as arrays (rowMode), not through Kysely: its checkout,
    * promises and a row object a row (~1 µs a row) for four values; the shape's name is given as Kysely's statements
-   * get it (runPreparedByName). test/objects-pages.test.ts holds these pages to the full path's bytes,
-   * test/storage/prepared-statements.test.ts their names and plans.
+   * get it (runPreparedByName). A named shape's pages made together go as one statement (PageBatcher).
+   * test/objects-pages.test.ts holds these pages to the full path's bytes, test/storage/prepared-statements.test.ts
+   * their names and plans, test/storage/page-batches.test.ts pages made together to pages made alone.
    */
   protected override async foundJsonTuples(statement: CompiledQuery): Promise<FoundJsonTuple[]> {
+    const page = { text: statement.sql, values: statement.parameters };
+    return isPreparedShape(page.text) ? this.pages.find(page) : this.pageRows(page);
+  }
+
+  private async pageRows({ text, values }: PageRun): Promise<FoundJsonTuple[]> {
     const client = await this.checkout();
     try {
-      return (await client.query<FoundJsonTuple>({ text: statement.sql, values: statement.parameters as unknown[], rowMode: 'array' })).rows;
+      return (await client.query<FoundJsonTuple>({ text, values: values as unknown[], rowMode: 'array' })).rows;
     } finally {
       client.release();
     }

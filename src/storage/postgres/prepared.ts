@@ -31,6 +31,9 @@ export function preparedShape(statement: Sql): Sql {
   return sql`${sql.raw(shapeMarker)} ${statement}`;
 }
 
+/** Whether a statement's text is a reused shape's (preparedShape): a page planned alike for every value. */
+export const isPreparedShape = (text: string): boolean => text.startsWith(shapeMarker);
+
 /**
  * The names of page shapes, each a prepared statement on every connection that runs it: a text gets
  * one after `admitAfter` runs (a page at a skip of its own, read once, does not), and at most

@@ -1,0 +1,158 @@
+import { Flushes } from './flushes.ts';
+
+/** Pages one statement carries at most; the rest go in the next one. */
+const maxPagesPerStatement = 64;
+
+/** A page's statement: its text (a named shape's, the same for every value) and its bound values. */
+export interface PageRun {
+  text: string;
+  values: readonly unknown[];
+}
+
+interface Waiting<Row> {
+  values: readonly unknown[];
+  resolve: (rows: Row[]) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Shape<Row> {
+  /** The statement of several pages of this text (batchedPages), or null when its text cannot be batched. */
+  batched: string | null;
+  waiting: Array<Waiting<Row>>;
+  flushes: Flushes;
+}
+
+/**
+ * The statement running several pages of one text at once (PageBatcher): each page's values one element of one JSON
+ * array bound as `$1`, and the page itself a LATERAL subquery per element, its parameters read from that element as
+ * text, so each page keeps its own order and limit and reads its index as it does alone. Each row comes with the
+ * 1-based position of its page as its last column. Null when the text is not one this can rewrite: a parameter
+ * without an explicit cast (`$n::type`, which the page's casts from text as its bound value would be read), a
+ * dollar-quoted string, or a backslash (an escape string's quotes would mislead the scan).
+ *
+ * The values arrive as JSON (json_array_elements), not as unnest of arrays: PostgreSQL sizes an array parameter's
+ * unnest exactly in a custom plan, so a batch of a few pages always priced its custom plan below the generic one and
+ * was planned at every run; a set-returning function of JSON is guessed at 100 rows either way, and the statement
+ * takes its generic plan after five runs as the page does alone.
+ */
+export function batchedPages(text: string): string | null {
+  if (text.includes('\\')) return null;
+  let out = '';
+  let from = 0;
+  for (let at = 0; at < text.length; at++) {
+    const c = text[at];
+    if (c === "'" || c === '"') {
+      const end = text.indexOf(c, at + 1);
+      if (end < 0) return null;
+      at = end; // a doubled quote reads as two strings, side by side: the same scan
+      continue;
+    }
+    if (c !== '$') continue;
+    const digits = /^\d+/.exec(text.slice(at + 1, at + 12));
+    if (digits === null || /[\w$]/.test(text[at - 1] ?? '')) return null;
+    const end = at + 1 + digits[0].length;
+    if (text.slice(end, end + 2) !== '::') return null;
+    out += `${text.slice(from, at)}(b.v ->> ${Number(digits[0]) - 1})`;
+    from = end;
+    at = end - 1;
+  }
+  out += text.slice(from);
+  const marker = /^\/\*[^*]*\*\/ /.exec(out)?.[0] ?? '';
+  return `${marker}SELECT p.*, b.i::int AS page FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
+    CROSS JOIN LATERAL (${out.slice(marker.length)}) p`;
+}
+
+/** A bound value as the page's statement reads it, as text (what the driver sends), or undefined for one this does not carry. */
+function asText(value: unknown): string | null | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  return value === null ? null : undefined;
+}
+
+/**
+ * Query pages on PostgreSQL, coalesced as LookupBatcher coalesces get-by-ids: the pages of one named shape (the same
+ * text, planned once for every value: where.ts pageStatement) that arrive in one turn of the event loop, or while
+ * two statements of the shape are in flight (Flushes), go as one statement (batchedPages) on one connection. Each statement
+ * is a write to a socket, a bind and an execution in a database process and a reply to parse: for a 20-object
+ * `where` page that was about as much as the page itself on both sides (bench/RESULTS.md, Objects). A page alone
+ * goes as it is. The readers' clauses are in the page's text, so they stay inside each page. A batch that fails runs
+ * its pages one by one, so each gets its own answer. test/storage/page-batches.test.ts holds pages made together to
+ * the same pages made one at a time.
+ */
+export class PageBatcher<Row extends unknown[]> {
+  /** The shapes with pages waiting or in flight; each flushes on its own, so a slow shape holds up no other. */
+  private readonly shapes = new Map<string, Shape<Row>>();
+  private readonly batchedTexts = new Map<string, string | null>();
+
+  /** `run`: one statement's rows as arrays, in its columns' order. */
+  constructor(private readonly run: (statement: PageRun) => Promise<Row[]>) {}
+
+  find(statement: PageRun): Promise<Row[]> {
+    const shape = this.shapeOf(statement.text);
+    const found = new Promise<Row[]>((resolve, reject) => shape.waiting.push({ values: statement.values, resolve, reject }));
+    shape.flushes.request();
+    return found;
+  }
+
+  private shapeOf(text: string): Shape<Row> {
+    const known = this.shapes.get(text);
+    if (known !== undefined) return known;
+    const shape: Shape<Row> = {
+      batched: this.batchedText(text),
+      waiting: [],
+      flushes: new Flushes(
+        () => this.flush(text, shape),
+        () => shape.waiting.length > 0,
+      ),
+    };
+    this.shapes.set(text, shape);
+    return shape;
+  }
+
+  private batchedText(text: string): string | null {
+    let batched = this.batchedTexts.get(text);
+    if (batched === undefined) {
+      batched = batchedPages(text);
+      if (this.batchedTexts.size >= 1000) this.batchedTexts.clear();
+      this.batchedTexts.set(text, batched);
+    }
+    return batched;
+  }
+
+  private flush(text: string, shape: Shape<Row>): void {
+    const waiting = shape.waiting;
+    shape.waiting = [];
+    for (let start = 0; start < waiting.length; start += maxPagesPerStatement) {
+      const pages = waiting.slice(start, start + maxPagesPerStatement);
+      void shape.flushes.run(() => this.runPages(text, shape.batched, pages)).then(() => {
+        if (shape.flushes.idle && shape.waiting.length === 0 && this.shapes.get(text) === shape) this.shapes.delete(text);
+      });
+    }
+  }
+
+  private async runPages(text: string, batched: string | null, waiting: Array<Waiting<Row>>): Promise<void> {
+    const values = batched === null || waiting.length === 1 ? null : waiting.map((w) => w.values.map(asText));
+    if (values === null || values.some((page) => page.includes(undefined))) {
+      await Promise.all(waiting.map((w) => this.alone(text, w)));
+      return;
+    }
+    let rows: Row[];
+    try {
+      rows = await this.run({ text: batched!, values: [JSON.stringify(values)] });
+    } catch {
+      await Promise.all(waiting.map((w) => this.alone(text, w)));
+      return;
+    }
+    const pages: Row[][] = waiting.map(() => []);
+    for (const row of rows) pages[(row.pop() as number) - 1].push(row);
+    waiting.forEach((w, i) => w.resolve(pages[i]));
+  }
+
+  private async alone(text: string, w: Waiting<Row>): Promise<void> {
+    try {
+      w.resolve(await this.run({ text, values: w.values }));
+    } catch (error) {
+      w.reject(error);
+    }
+  }
+}
