@@ -32,7 +32,9 @@ describe('status messages', () => {
   test("a status to one's followers lands in each follower's inbox, numbered, newest first", async () => {
     const first = await alice.client.post('/1.1/statuses', { query: toFollowers(alice), data: { image: 'a.png', message: 'one', source: pointer(alice) }, inboxType: 'default' });
     assert.equal(first.status, 201, first.text);
-    assert.deepEqual(Object.keys(first.body), ['objectId', 'createdAt']);
+    assert.equal(first.text, JSON.stringify({ objectId: first.body.objectId, createdAt: first.body.createdAt }));
+    // AV.Status/Send status recordings: Location /1.1/classes/_Status/<id>.
+    assert.equal(first.headers.get('location'), `/1.1/classes/_Status/${first.body.objectId}`);
     await alice.client.post('/1.1/statuses', { query: toFollowers(alice), data: { message: 'two' } });
     assert.deepEqual((await count(bob, bob)).body, { total: 2, unread: 2 });
 

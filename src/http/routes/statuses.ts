@@ -24,7 +24,8 @@ export function registerStatusRoutes(app: FastifyInstance, options: { statuses: 
 
   app.post('/1.1/statuses', declared({ body: objectBody }), async (request, reply) => {
     const status = await statuses.send(request.ctx, request.body as StatusMessage);
-    reply.code(201).header('Location', `/1.1/statuses/${status.objectId}`);
+    // The hosted service's Location names the class (AV.Status/Send status recordings).
+    reply.code(201).header('Location', `/1.1/classes/_Status/${status.objectId}`);
     return { objectId: status.objectId, createdAt: isoDate(status.createdAt) };
   });
 
