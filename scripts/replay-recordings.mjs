@@ -11,7 +11,7 @@
 // Use a fresh app (`node dist/cli.js app create --name replay`): the standing data the SDK's tests read from the
 // hosted app is created first, as scripts/sdk-suite.sh does. SDK_GIT (default: the mirror under /work/.mirror),
 // SDK_REF (1fcc28d), ONLY (a regular expression on the recording's name), ORDER=1 also reports key order,
-// MESSAGES=1 also error texts where the codes agree.
+// MESSAGES=1 also error texts where the codes agree, HEADERS=1 also the Location and Content-Type headers.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 
@@ -121,11 +121,11 @@ for (const { name, entry } of entries) {
   headers['x-lc-sign'] = `${createHash('md5').update(ts + (master ? masterKey : appKey)).digest('hex')},${ts}${master ? ',master' : ''}`;
   const target = base + subst(url.pathname.slice(at) + url.search);
   const body = entry.request.postData?.text ? subst(entry.request.postData.text) : undefined;
-  let status, text;
+  let status, text, answered = new Headers();
   try {
     const get = entry.request.method === 'GET' || entry.request.method === 'HEAD';
     const res = await fetch(target, { method: entry.request.method, headers, body: get ? undefined : body });
-    status = res.status; text = await res.text();
+    status = res.status; text = await res.text(); answered = res.headers;
   } catch (e) { status = 0; text = String(e); }
   total++;
   const recText = recorded(entry.response.content?.text ?? '');
@@ -137,6 +137,14 @@ for (const { name, entry } of entries) {
   if (rec !== undefined && ours !== undefined) shape(rec, ours, '', diffs);
   if (rec && ours && rec.code !== undefined && rec.code !== ours.code) diffs.push(`code ${rec.code} → ${ours.code}`);
   else if (process.env.MESSAGES === '1' && rec && ours && typeof rec.error === 'string' && rec.error !== ours.error) diffs.push(`error ${JSON.stringify(rec.error)} → ${JSON.stringify(ours.error)}`);
+  if (process.env.HEADERS === '1') {
+    // The headers a client reads: Location (ids as :id) and the content type.
+    const norm = (v) => (v ?? '(none)').replace(/[0-9a-f]{24}/g, ':id').replace(/\s/g, '').toLowerCase();
+    const recHeader = (n) => entry.response.headers.find((h) => h.name.toLowerCase() === n)?.value;
+    for (const n of ['location', 'content-type']) {
+      if (norm(recHeader(n)) !== norm(answered.get(n))) diffs.push(`header ${n}: ${recHeader(n)} → ${answered.get(n)}`);
+    }
+  }
   if (diffs.length === 0) sameShape++;
   else report.push(`${name} | ${entry.request.method} ${url.pathname.slice(at).replace(/[0-9a-f]{24}/g, ':id')}${url.search ? '?…' : ''}\n    ${diffs.join('\n    ')}\n    rec: ${recText.slice(0, 300)}\n    ours: ${String(text).slice(0, 300)}`);
 }
