@@ -14,12 +14,23 @@
 // MESSAGES=1 also error texts where the codes agree, HEADERS=1 also the Location and Content-Type headers.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 
 const git = process.env.SDK_GIT ?? '/work/.mirror/leancloud+javascript-sdk/repo';
 const ref = process.env.SDK_REF ?? '1fcc28d';
 const base = process.env.ROOST_URL;
 const appId = process.env.APP_ID, appKey = process.env.APP_KEY, masterKey = process.env.MASTER_KEY;
 const only = process.env.ONLY ? new RegExp(process.env.ONLY) : null;
+
+const parse = (t) => { try { return JSON.parse(t); } catch { return undefined; } };
+// Polly kept gzipped bodies as a JSON array of hex chunks.
+function recorded(text) {
+  const v = parse(text);
+  if (Array.isArray(v) && v.length > 0 && v.every((c) => typeof c === 'string' && /^[0-9a-f]*$/.test(c)) && v[0].startsWith('1f8b')) {
+    try { return gunzipSync(Buffer.concat(v.map((c) => Buffer.from(c, 'hex')))).toString('utf8'); } catch { return text; }
+  }
+  return text;
+}
 
 const files = execFileSync('git', ['--git-dir', git, 'ls-tree', '-r', '--name-only', ref, 'recordings/'], { encoding: 'utf8' })
   .split('\n').filter((f) => f.endsWith('.har'));
@@ -28,7 +39,10 @@ for (const file of files) {
   const har = JSON.parse(execFileSync('git', ['--git-dir', git, 'show', `${ref}:${file}`], { encoding: 'utf8', maxBuffer: 1 << 28 }));
   for (const entry of har.log.entries) entries.push({ name: har.log._recordingName, entry });
 }
-entries.sort((a, b) => a.entry.startedDateTime.localeCompare(b.entry.startedDateTime) || a.entry._order - b.entry._order);
+// Requests the SDK sent at once (one startedDateTime) are replayed in the order the hosted service created their
+// objects, so a later query without an order finds them as it did.
+const createdAt = ({ entry }) => (entry.response.status === 201 && parse(recorded(entry.response.content?.text ?? ''))?.createdAt) || '';
+entries.sort((a, b) => a.entry.startedDateTime.localeCompare(b.entry.startedDateTime) || createdAt(a).localeCompare(createdAt(b)) || a.entry._order - b.entry._order);
 
 async function seed(path, body, method = 'POST') {
   const res = await fetch(base + path, {
@@ -90,17 +104,6 @@ function shape(rec, ours, path, out) {
     if (process.env.ORDER === '1' && !missing.length && !extra.length && rk.join() !== ok.join()) out.push(`${path || '.'}: order ${rk.join(',')} → ${ok.join(',')}`);
   }
 }
-import { gunzipSync } from 'node:zlib';
-const parse = (t) => { try { return JSON.parse(t); } catch { return undefined; } };
-// Polly kept gzipped bodies as a JSON array of hex chunks.
-function recorded(text) {
-  const v = parse(text);
-  if (Array.isArray(v) && v.length > 0 && v.every((c) => typeof c === 'string' && /^[0-9a-f]*$/.test(c)) && v[0].startsWith('1f8b')) {
-    try { return gunzipSync(Buffer.concat(v.map((c) => Buffer.from(c, 'hex')))).toString('utf8'); } catch { return text; }
-  }
-  return text;
-}
-
 let total = 0, sameStatus = 0, sameShape = 0;
 const report = [];
 for (const { name, entry } of entries) {
