@@ -61,6 +61,11 @@ for (let i = 0; i < 9; i++) await seed('/1.1/classes/GameScore', {});
 await seed('/1.1/classes/GameScore', { score: 2, playerName: 'sdf', cheatMode: false, arr: ['contains-all-test'] });
 await seed('/1.1/users', { username: 'sdk-suite-standing-user', password: 'standing-user-password' });
 const leeyeh = await seed('/1.1/users', { username: 'leeyeh', password: 'standing-user-password' });
+// User/associate with authData logs in a user an earlier run had linked to this authData (200, not 201).
+await seed('/1.1/users', { authData: { test: { uid: 'zaabbbccc123123usesomedeterministicstringplz', access_token: 'a123123aaabbbbcccc', expires_in: 1382686496 } } });
+// Left by earlier runs, found and deleted by the tests' clean-up before they make their own.
+await seed('/1.1/users', { username: 'imauser', password: 'standing-user-password', email: 'imauser@test.com' });
+await seed('/1.1/roles', { name: 'testRole', ACL: { '*': { read: true } } });
 // The four objects Queries/scan pages through were made by a hook outside the recordings.
 for (let i = 0; i < 4; i++) await seed('/1.1/classes/TestClass', { timestamp: 1568867865073 });
 await seed('/1.1/schemas/Person', { company: { default: 'leancloud' } });
