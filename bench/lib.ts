@@ -140,6 +140,9 @@ export function roostEnv(store: { databaseUrl?: string; sqlitePath?: string }, p
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   if (store.databaseUrl) env.ROOST_SECRET_KEY ||= createHash('sha256').update('roost bench secret key').digest('base64');
   if (store.sqlitePath) env.SQLITE_PATH = store.sqlitePath;
+  // Drained within stop()'s 5 s before its SIGKILL (the default grace is 10 s), so a process run with --cpu-prof
+  // (BENCH_PROFILE=1) exits on its own and writes its profile: killed, it wrote none.
+  env.SHUTDOWN_GRACE_MS ||= '1000';
   return env;
 }
 
