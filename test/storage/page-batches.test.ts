@@ -15,8 +15,9 @@ const skip = storeKind !== 'postgres' && 'PostgreSQL only';
 
 test('a page statement is rewritten only where each parameter is cast and outside its literals', () => {
   const batched = batchedPages(`/* prepared-shape */ SELECT o.id FROM objects o WHERE o.class_name = 'a$1''$2' AND "x$3" = $1::jsonb AND o.data @> $2::jsonb LIMIT 20`);
-  assert.equal(batched, `/* prepared-shape */ SELECT p.*, b.i::int AS page FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
-    CROSS JOIN LATERAL (SELECT o.id FROM objects o WHERE o.class_name = 'a$1''$2' AND "x$3" = (b.v ->> 0)::jsonb AND o.data @> (b.v ->> 1)::jsonb LIMIT 20) p`);
+  assert.equal(batched, `/* prepared-shape */ SELECT b.i::int AS page, p.ids, p.rest FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
+    CROSS JOIN LATERAL (SELECT json_agg(q.id)::text AS ids, string_agg(q.created_at || ',' || q.updated_at || ',' || q.data, chr(1)) AS rest
+      FROM (SELECT o.id FROM objects o WHERE o.class_name = 'a$1''$2' AND "x$3" = (b.v ->> 0)::jsonb AND o.data @> (b.v ->> 1)::jsonb LIMIT 20) q) p`);
   assert.equal(batchedPages(`SELECT 1 WHERE x = $1`), null);
   assert.equal(batchedPages(`SELECT 1 WHERE x = E'\\'' AND y = $1::text`), null);
   assert.equal(batchedPages(`SELECT $$x$$ WHERE y = $1::text`), null);
@@ -27,7 +28,7 @@ test('pages of a named shape made together answer as the same pages made one at 
     const appId = await freshApp(store);
     // Values of every kind in `group` (numbers, strings needing escapes in JSON and SQL, booleans, null, arrays
     // holding them), a private row in ten, and numbers and others in `score`.
-    const groups = [0, 1, 2, 2.5, -3, 'a', "it's", 'back\\slash', 'quote"d', 'é\u2028', true, false, null, [1, 'a'], [2], { k: 1 }];
+    const groups = [0, 1, 2, 2.5, -3, 'a', "it's", 'back\\slash', 'quote"d', 'é\u2028', 'ctl\u0001,x', true, false, null, [1, 'a'], [2], { k: 1 }];
     await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
       SELECT ${appId}, 'Big', lpad(to_hex(i), 24, '0'), i, i,
         jsonb_build_object('group', (${JSON.stringify(groups)}::jsonb) -> (i % ${groups.length}),

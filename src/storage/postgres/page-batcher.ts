@@ -1,3 +1,4 @@
+import type { FoundJsonTuple } from '../sql/object-row.ts';
 import { Flushes } from './flushes.ts';
 
 /** Pages one statement carries at most; the rest go in the next one. */
@@ -9,24 +10,28 @@ export interface PageRun {
   values: readonly unknown[];
 }
 
-interface Waiting<Row> {
+interface Waiting {
   values: readonly unknown[];
-  resolve: (rows: Row[]) => void;
+  resolve: (rows: FoundJsonTuple[]) => void;
   reject: (error: unknown) => void;
 }
 
-interface Shape<Row> {
+interface Shape {
   /** The statement of several pages of this text (batchedPages), or null when its text cannot be batched. */
   batched: string | null;
-  waiting: Array<Waiting<Row>>;
+  waiting: Waiting[];
   flushes: Flushes;
 }
 
 /**
  * The statement running several pages of one text at once (PageBatcher): each page's values one element of one JSON
  * array bound as `$1`, and the page itself a LATERAL subquery per element, its parameters read from that element as
- * text, so each page keeps its own order and limit and reads its index as it does alone. Each row comes with the
- * 1-based position of its page as its last column. Null when the text is not one this can rewrite: a parameter
+ * text, so each page keeps its own order and limit and reads its index as it does alone. `text` is a page read as
+ * stored (objectJsonColumns: id, created_at, updated_at, data as text), and each page comes back as one row (pageRows):
+ * its 1-based position, its ids as a JSON array, and its dates and data as one text, each row's `created,updated,data`
+ * joined by U+0001 (which JSON text never holds raw). One row a page instead of twenty: the driver's parse of a
+ * DataRow, its message and its row array were most of a page's cost in the client. Both aggregates read the page's
+ * rows in its order (one input, its ORDER BY and LIMIT applied below them). Null when the text is not one this can rewrite: a parameter
  * without an explicit cast (`$n::type`, which the page's casts from text as its bound value would be read), a
  * dollar-quoted string, or a backslash (an escape string's quotes would mislead the scan).
  *
@@ -58,8 +63,28 @@ export function batchedPages(text: string): string | null {
   }
   out += text.slice(from);
   const marker = /^\/\*[^*]*\*\/ /.exec(out)?.[0] ?? '';
-  return `${marker}SELECT p.*, b.i::int AS page FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
-    CROSS JOIN LATERAL (${out.slice(marker.length)}) p`;
+  return `${marker}SELECT b.i::int AS page, p.ids, p.rest FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
+    CROSS JOIN LATERAL (SELECT json_agg(q.id)::text AS ids, string_agg(q.created_at || ',' || q.updated_at || ',' || q.data, chr(1)) AS rest
+      FROM (${out.slice(marker.length)}) q) p`;
+}
+
+/** The pages of batchedPages' rows, in the order of their values; `count` pages. */
+export function pageRows(rows: readonly unknown[][], count: number): FoundJsonTuple[][] {
+  const pages: FoundJsonTuple[][] = Array.from({ length: count }, () => []);
+  for (const [page, ids, rest] of rows as Array<[number, string | null, string | null]>) {
+    if (ids === null || rest === null) continue;
+    const found = pages[page - 1];
+    let from = 0;
+    for (const id of JSON.parse(ids) as string[]) {
+      const first = rest.indexOf(',', from);
+      const second = rest.indexOf(',', first + 1);
+      let end = rest.indexOf('\u0001', second + 1);
+      if (end < 0) end = rest.length;
+      found.push([id, Number(rest.slice(from, first)), Number(rest.slice(first + 1, second)), rest.slice(second + 1, end)]);
+      from = end + 1;
+    }
+  }
+  return pages;
 }
 
 /** A bound value as the page's statement reads it, as text (what the driver sends), or undefined for one this does not carry. */
@@ -79,25 +104,25 @@ function asText(value: unknown): string | null | undefined {
  * its pages one by one, so each gets its own answer. test/storage/page-batches.test.ts holds pages made together to
  * the same pages made one at a time.
  */
-export class PageBatcher<Row extends unknown[]> {
+export class PageBatcher {
   /** The shapes with pages waiting or in flight; each flushes on its own, so a slow shape holds up no other. */
-  private readonly shapes = new Map<string, Shape<Row>>();
+  private readonly shapes = new Map<string, Shape>();
   private readonly batchedTexts = new Map<string, string | null>();
 
   /** `run`: one statement's rows as arrays, in its columns' order. */
-  constructor(private readonly run: (statement: PageRun) => Promise<Row[]>) {}
+  constructor(private readonly run: (statement: PageRun) => Promise<unknown[][]>) {}
 
-  find(statement: PageRun): Promise<Row[]> {
+  find(statement: PageRun): Promise<FoundJsonTuple[]> {
     const shape = this.shapeOf(statement.text);
-    const found = new Promise<Row[]>((resolve, reject) => shape.waiting.push({ values: statement.values, resolve, reject }));
+    const found = new Promise<FoundJsonTuple[]>((resolve, reject) => shape.waiting.push({ values: statement.values, resolve, reject }));
     shape.flushes.request();
     return found;
   }
 
-  private shapeOf(text: string): Shape<Row> {
+  private shapeOf(text: string): Shape {
     const known = this.shapes.get(text);
     if (known !== undefined) return known;
-    const shape: Shape<Row> = {
+    const shape: Shape = {
       batched: this.batchedText(text),
       waiting: [],
       flushes: new Flushes(
@@ -119,7 +144,7 @@ export class PageBatcher<Row extends unknown[]> {
     return batched;
   }
 
-  private flush(text: string, shape: Shape<Row>): void {
+  private flush(text: string, shape: Shape): void {
     const waiting = shape.waiting;
     shape.waiting = [];
     for (let start = 0; start < waiting.length; start += maxPagesPerStatement) {
@@ -130,27 +155,26 @@ export class PageBatcher<Row extends unknown[]> {
     }
   }
 
-  private async runPages(text: string, batched: string | null, waiting: Array<Waiting<Row>>): Promise<void> {
+  private async runPages(text: string, batched: string | null, waiting: Waiting[]): Promise<void> {
     const values = batched === null || waiting.length === 1 ? null : waiting.map((w) => w.values.map(asText));
     if (values === null || values.some((page) => page.includes(undefined))) {
       await Promise.all(waiting.map((w) => this.alone(text, w)));
       return;
     }
-    let rows: Row[];
+    let rows: unknown[][];
     try {
       rows = await this.run({ text: batched!, values: [JSON.stringify(values)] });
     } catch {
       await Promise.all(waiting.map((w) => this.alone(text, w)));
       return;
     }
-    const pages: Row[][] = waiting.map(() => []);
-    for (const row of rows) pages[(row.pop() as number) - 1].push(row);
+    const pages = pageRows(rows, waiting.length);
     waiting.forEach((w, i) => w.resolve(pages[i]));
   }
 
-  private async alone(text: string, w: Waiting<Row>): Promise<void> {
+  private async alone(text: string, w: Waiting): Promise<void> {
     try {
-      w.resolve(await this.run({ text, values: w.values }));
+      w.resolve((await this.run({ text, values: w.values })) as FoundJsonTuple[]);
     } catch (error) {
       w.reject(error);
     }

@@ -75,7 +75,7 @@ export class PostgresStore extends SqlStore {
   });
 
   // The pages of one named shape made together go as one statement (PageBatcher).
-  private readonly pages = new PageBatcher<FoundJsonTuple>((statement) => this.pageRows(statement));
+  private readonly pages = new PageBatcher((statement) => this.pageRows(statement));
 
   // The versioned writes of updateUnlocked made together go as one statement (RowWrites).
   private readonly rowWrites: RowWrites;
