@@ -190,8 +190,11 @@ export function objectJsonColumns(dialect: SqlDialect): Sql {
 /** What objectJsonColumns reads, as the driver gives it. */
 export type SelectedJsonRow = Pick<SelectedRow, 'id' | 'created_at' | 'updated_at' | 'data'>;
 
-/** SelectedJsonRow as a tuple in objectJsonColumns' order (a driver's row as an array: no object a row). */
-export type FoundJsonTuple = [id: string, createdAt: number | string, updatedAt: number | string, data: unknown];
+/**
+ * SelectedJsonRow as a tuple in objectJsonColumns' order (a driver's row as an array: no object a row), and the class
+ * after them where the statement reads it too (`o.class_name AS class_name`: an include level, getObjectsJson).
+ */
+export type FoundJsonTuple = [id: string, createdAt: number | string, updatedAt: number | string, data: unknown, className?: string];
 
 /** What objectSelect reads, as the driver gives it. */
 export interface SelectedRow {

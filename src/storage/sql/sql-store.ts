@@ -199,12 +199,20 @@ export class SqlStore implements Store {
     const plausible = refs.filter((ref) => isPlausibleId(ref.objectId));
     if (plausible.length === 0) return [];
     // Every class of an include level in one statement: the (class, id) pairs bound as one parameter each side,
-    // each probed through the primary key (CROSS JOIN: the pairs first on SQLite too).
+    // each probed through the primary key (CROSS JOIN: the pairs first on SQLite too). Its rows as arrays, through
+    // the pages' seam (foundJsonTuples), the class last.
     const pairs = this.dialect.textRows([plausible.map((ref) => ref.className), plausible.map((ref) => ref.objectId)]);
-    const { rows } = await sql<SelectedJsonRow & { class_name: string }>`${this.dialect.reusedShape(sql`SELECT o.class_name, ${objectJsonColumns(this.dialect)} FROM ${pairs}
+    const statement = this.dialect.reusedShape(sql`SELECT ${objectJsonColumns(this.dialect)}, o.class_name AS class_name FROM ${pairs}
       CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
-      AND ${this.readable(appId, readers)}`)}`.execute(this.db);
-    return rows.map((row) => ({ className: row.class_name, ...this.foundJson(row) }));
+      AND ${this.readable(appId, readers)}`);
+    const rows = await this.foundJsonTuples(statement.compile(this.db));
+    return rows.map(([id, createdAt, updatedAt, data, className]) => ({
+      className: className!,
+      objectId: id,
+      createdAt: Number(createdAt),
+      updatedAt: Number(updatedAt),
+      dataJson: this.dialect.dataJson(data),
+    }));
   }
 
   /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
@@ -215,10 +223,6 @@ export class SqlStore implements Store {
       FROM objects o WHERE o.app_id = ${this.dialect.boundScope(appId)} AND o.class_name = ${this.dialect.boundScope(className)}
       AND ${this.dialect.columnIn(sql`o.id`, 'string', plausible)} AND ${this.readable(appId, readers)}`)}`.execute(this.db);
     return rows;
-  }
-
-  private foundJson(row: SelectedJsonRow): FoundJson {
-    return { objectId: row.id, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), dataJson: this.dialect.dataJson(row.data) };
   }
 
   async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
@@ -242,8 +246,8 @@ export class SqlStore implements Store {
    * test/objects-page-shapes.test.ts hold the pages so read to the full path's.
    */
   protected async foundJsonTuples(statement: CompiledQuery): Promise<FoundJsonTuple[]> {
-    const { rows } = await this.db.executeQuery<SelectedJsonRow>(statement);
-    return rows.map((row) => [row.id, row.created_at, row.updated_at, row.data]);
+    const { rows } = await this.db.executeQuery<SelectedJsonRow & { class_name?: string }>(statement);
+    return rows.map((row) => [row.id, row.created_at, row.updated_at, row.data, row.class_name]);
   }
 
   /** The rows of a page (pageStatement: named only where one plan serves every value), nearest first for an unbounded $nearSphere. */
