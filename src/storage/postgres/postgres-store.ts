@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type pg from 'pg';
-import type { Change, FindQuery, FoundJson, Readers, SeenRow, StoredObject, WriteOutcome } from '../../objects/types.ts';
+import type { Change, FindQuery, FoundJson, Readers, SeenRow, StoredJson, StoredObject, WriteOutcome } from '../../objects/types.ts';
 import { isPlausibleId } from '../../objects/values.ts';
 import type { ObjectRef } from '../store.ts';
 import { fromRow, objectSelect, promotedColumn, toRow, updateSet, type ObjectRow, type PromotedColumn, type SelectedRow, type FoundJsonTuple } from '../sql/object-row.ts';
@@ -27,6 +27,8 @@ interface ObjectLookup {
   column: 'id' | PromotedColumn;
   /** The master key's lookups (no readers), which read every row: a statement without the readers' clauses. */
   all: boolean;
+  /** getObjectJson's lookups: the data as jsonb's text (dialect.storedText), the ACL and class not read. */
+  text?: boolean;
 }
 
 /** What a lookup asks: the value and the readers it reads with, as one JSON text (the batch's key). */
@@ -57,6 +59,10 @@ function carriedAsJson(value: string): boolean {
   return !/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
 }
 
+/** A lookup's columns: the whole row (getObject), or getObjectJson's with the data as jsonb's text. */
+const rowSelect = objectSelect;
+const textSelect = sql`o.created_at, o.updated_at, ${postgresDialect.storedText(sql`o.data`)} AS data`;
+
 interface LookupRow extends SelectedRow {
   lookup: LookupKey;
   /** The row version: xmin, the transaction that wrote it (a later write of the row has another). */
@@ -69,7 +75,7 @@ export class PostgresStore extends SqlStore {
   // One statement per class and column for the lookups of a turn, whoever makes them: each carries its own
   // readers into the statement, so two users' reads of one class share it (each user has a reader set of their own).
   private readonly lookups = new LookupBatcher<ObjectLookup, LookupRow>({
-    groupKey: ({ appId, className, column, all }) => `${appId}\u0000${className}\u0000${column}\u0000${all}`,
+    groupKey: ({ appId, className, column, all, text }) => `${appId}\u0000${className}\u0000${column}\u0000${all}\u0000${text === true}`,
     select: (scope, keys) => this.selectLookups(scope, keys),
     keyOf: (row) => row.lookup,
   });
@@ -95,6 +101,18 @@ export class PostgresStore extends SqlStore {
     if (!isPlausibleId(ref.objectId)) return null;
     const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id', all: readers === null }, lookupKey(ref.objectId, readers));
     return row && fromRow(this.dialect, row);
+  }
+
+  /**
+   * The stored fields as JSON.stringify's text without building them: the row's jsonb read as its text and made
+   * JSON.stringify's by a scan (dialect.dataJson, as a page read as stored), in a lookup batch of its own. The
+   * driver's parse of the jsonb and the stringify after it were ~6% of a get-by-id's CPU and most of its garbage
+   * (bench/RESULTS.md, Objects). test/storage/get-by-id-paths.test.ts holds it to getObject's fields stringified.
+   */
+  override async getObjectJson(ref: ObjectRef, readers: Readers): Promise<StoredJson | null> {
+    if (!isPlausibleId(ref.objectId)) return null;
+    const row = await this.lookups.find({ appId: ref.appId, className: ref.className, column: 'id', all: readers === null, text: true }, lookupKey(ref.objectId, readers));
+    return row && { createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), dataJson: this.dialect.dataJson(row.data) };
   }
 
   /**
@@ -186,9 +204,10 @@ export class PostgresStore extends SqlStore {
    * The rows the lookups find, each answered with its key: the ACL rule applied with the lookup's own
    * readers (null, the master key, reads everything), inside the statement as everywhere.
    */
-  private async selectLookups({ appId, className, column, all }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
-    const name = column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`;
+  private async selectLookups({ appId, className, column, all, text }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
+    const name = `${column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`}${text === true ? '_text' : ''}`;
     const match = sql.ref(`o.${column}`);
+    const objectSelect = text === true ? textSelect : rowSelect;
     if (all) {
       // The values alone, matched as the session lookup matches its digests (`= ANY`): the unique index's probes.
       const values = keys.map((key) => (JSON.parse(key) as [string, null])[0]);
