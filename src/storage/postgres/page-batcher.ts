@@ -101,7 +101,8 @@ function asText(value: unknown): string | null | undefined {
  * is a write to a socket, a bind and an execution in a database process and a reply to parse: for a 20-object
  * `where` page that was about as much as the page itself on both sides (bench/RESULTS.md, Objects). A page alone
  * goes as it is. The readers' clauses are in the page's text, so they stay inside each page. A batch that fails runs
- * its pages one by one, so each gets its own answer. test/storage/page-batches.test.ts holds pages made together to
+ * its pages one by one, so each gets its own answer. A statement with a value asText does not carry (an array: an include
+ * level's pairs) runs alone, as it must: an include level's rows carry their class, which batchedPages does not read. test/storage/page-batches.test.ts holds pages made together to
  * the same pages made one at a time.
  */
 export class PageBatcher {

@@ -59,8 +59,7 @@ function carriedAsJson(value: string): boolean {
   return !/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
 }
 
-/** A lookup's columns: the whole row (getObject), or getObjectJson's with the data as jsonb's text. */
-const rowSelect = objectSelect;
+/** getObjectJson's lookup columns: the data as jsonb's text (the whole row, objectSelect, is getObject's). */
 const textSelect = sql`o.created_at, o.updated_at, ${postgresDialect.storedText(sql`o.data`)} AS data`;
 
 interface LookupRow extends SelectedRow {
@@ -207,11 +206,11 @@ export class PostgresStore extends SqlStore {
   private async selectLookups({ appId, className, column, all, text }: ObjectLookup, keys: readonly LookupKey[]): Promise<LookupRow[]> {
     const name = `${column === 'id' ? 'roost_object_lookups' : `roost_object_lookups_${column}`}${text === true ? '_text' : ''}`;
     const match = sql.ref(`o.${column}`);
-    const objectSelect = text === true ? textSelect : rowSelect;
+    const columns = text === true ? textSelect : objectSelect;
     if (all) {
       // The values alone, matched as the session lookup matches its digests (`= ANY`): the unique index's probes.
       const values = keys.map((key) => (JSON.parse(key) as [string, null])[0]);
-      const { rows } = await sql<LookupRow>`${prepared(`${name}_all`, sql`SELECT ${match} AS lookup, o.xmin::text AS version, ${objectSelect}
+      const { rows } = await sql<LookupRow>`${prepared(`${name}_all`, sql`SELECT ${match} AS lookup, o.xmin::text AS version, ${columns}
         FROM objects o WHERE o.app_id = ${appId} AND o.class_name = ${className} AND ${match} = ANY(${sql.val(values)}::text[])`)}`.execute(this.db);
       for (const row of rows) row.lookup = lookupKey(row.lookup, null);
       return rows;
@@ -219,7 +218,7 @@ export class PostgresStore extends SqlStore {
     const readers = sql`(SELECT jsonb_array_elements_text(l.k::jsonb -> 1))`;
     // The user among a lookup's readers reads through its roles too (readableSql); '*' is no user's id.
     const roles = rolePrincipals(this.dialect, sql`${appId}`, (targetId) => sql`${targetId} IN ${readers}`);
-    const { rows } = await sql<LookupRow>`${prepared(name, sql`SELECT l.k AS lookup, o.xmin::text AS version, ${objectSelect}
+    const { rows } = await sql<LookupRow>`${prepared(name, sql`SELECT l.k AS lookup, o.xmin::text AS version, ${columns}
       FROM unnest(${sql.val([...keys])}::text[]) AS l(k)
       JOIN objects o ON o.app_id = ${appId} AND o.class_name = ${className} AND ${match} = (l.k::jsonb ->> 0)
       WHERE jsonb_typeof(l.k::jsonb -> 1) = 'null'
