@@ -27,7 +27,7 @@ interface Shape {
  * The statement running several pages of one text at once (PageBatcher): each page's values one element of one JSON
  * array bound as `$1`, and the page itself a LATERAL subquery per element, its parameters read from that element as
  * text, so each page keeps its own order and limit and reads its index as it does alone. `text` is a page read as
- * stored (objectJsonColumns: id, created_at, updated_at, data as text), and each page comes back as one row (pageRows):
+ * stored (objectJsonColumns: id, created_at, updated_at, data as text), and each page comes back as one row (splitPages):
  * its 1-based position, its ids as a JSON array, and its dates and data as one text, each row's `created,updated,data`
  * joined by U+0001 (which JSON text never holds raw). One row a page instead of twenty: the driver's parse of a
  * DataRow, its message and its row array were most of a page's cost in the client. Both aggregates read the page's
@@ -69,7 +69,7 @@ export function batchedPages(text: string): string | null {
 }
 
 /** The pages of batchedPages' rows, in the order of their values; `count` pages. */
-export function pageRows(rows: readonly unknown[][], count: number): FoundJsonTuple[][] {
+export function splitPages(rows: readonly unknown[][], count: number): FoundJsonTuple[][] {
   const pages: FoundJsonTuple[][] = Array.from({ length: count }, () => []);
   for (const [page, ids, rest] of rows as Array<[number, string | null, string | null]>) {
     if (ids === null || rest === null) continue;
@@ -169,7 +169,7 @@ export class PageBatcher {
       await Promise.all(waiting.map((w) => this.alone(text, w)));
       return;
     }
-    const pages = pageRows(rows, waiting.length);
+    const pages = splitPages(rows, waiting.length);
     waiting.forEach((w, i) => w.resolve(pages[i]));
   }
 

@@ -80,7 +80,7 @@ export class PostgresStore extends SqlStore {
   });
 
   // The pages of one named shape made together go as one statement (PageBatcher).
-  private readonly pages = new PageBatcher((statement) => this.pageRows(statement));
+  private readonly pages = new PageBatcher((statement) => this.runPage(statement));
 
   // The versioned writes of updateUnlocked made together go as one statement (RowWrites).
   private readonly rowWrites: RowWrites;
@@ -145,10 +145,10 @@ export class PostgresStore extends SqlStore {
    */
   protected override async foundJsonTuples(statement: CompiledQuery): Promise<FoundJsonTuple[]> {
     const page = { text: statement.sql, values: statement.parameters };
-    return isPreparedShape(page.text) ? this.pages.find(page) : this.pageRows(page);
+    return isPreparedShape(page.text) ? this.pages.find(page) : this.runPage(page);
   }
 
-  private async pageRows({ text, values }: PageRun): Promise<FoundJsonTuple[]> {
+  private async runPage({ text, values }: PageRun): Promise<FoundJsonTuple[]> {
     const client = await this.checkout();
     try {
       return (await client.query<FoundJsonTuple>({ text, values: values as unknown[], rowMode: 'array' })).rows;
