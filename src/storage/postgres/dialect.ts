@@ -122,6 +122,8 @@ export const postgresDialect: SqlDialect = {
     return sql`(${sql.join(any, sql` OR `)})`;
   },
 
+  timeValue: (ms) => sql`${ms}::bigint`,
+
   columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql {
     return sql`${column} = ANY(${sql.val(values)}::${sql.raw(kind === 'time' ? 'bigint[]' : 'text[]')})`;
   },
@@ -236,7 +238,8 @@ export const postgresDialect: SqlDialect = {
     return roles === null ? direct : sql`(${direct} OR o.readers && ARRAY(${roles}))`;
   },
 
-  memberRoles: (appId, members) => sql`SELECT roost_member_roles(${appId}, ${sql.val([...members])}::text[])`,
+  // Both parameters typed in the text, so a page holding it can be batched (PageBatcher reads each from JSON as text).
+  memberRoles: (appId, members) => sql`SELECT roost_member_roles(${appId}::text, ${sql.val([...members])}::text[])`,
 
   encodeJson: (value) => (value === null ? null : JSON.stringify(value)),
   decodeJson: <T>(raw: unknown) => (raw ?? null) as T,

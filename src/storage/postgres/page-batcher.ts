@@ -23,6 +23,9 @@ interface Shape {
   flushes: Flushes;
 }
 
+/** A page's columns (objectJsonColumns) and nothing else: an include level's rows carry their class, which splitPages does not read. */
+const pageColumns = /^(\/\*[^*]*\*\/ )?SELECT o\.id, o\.created_at, o\.updated_at, o\.data::text AS data FROM /;
+
 /**
  * The statement running several pages of one text at once (PageBatcher): each page's values one element of one JSON
  * array bound as `$1`, and the page itself a LATERAL subquery per element, its parameters read from that element as
@@ -41,7 +44,7 @@ interface Shape {
  * takes its generic plan after five runs as the page does alone.
  */
 export function batchedPages(text: string): string | null {
-  if (text.includes('\\')) return null;
+  if (text.includes('\\') || !pageColumns.test(text)) return null;
   let out = '';
   let from = 0;
   for (let at = 0; at < text.length; at++) {
@@ -87,10 +90,16 @@ export function splitPages(rows: readonly unknown[][], count: number): FoundJson
   return pages;
 }
 
-/** A bound value as the page's statement reads it, as text (what the driver sends), or undefined for one this does not carry. */
+/**
+ * A bound value as the page's statement reads it, as text (what the driver sends), or undefined for one this does not
+ * carry: an array of strings (a user's readers, `$n::text[]`) as an array literal, each element quoted and escaped.
+ */
 function asText(value: unknown): string | null | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
+  if (Array.isArray(value) && value.every((element) => typeof element === 'string')) {
+    return `{${value.map((element: string) => `"${element.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+  }
   return value === null ? null : undefined;
 }
 
@@ -101,9 +110,9 @@ function asText(value: unknown): string | null | undefined {
  * is a write to a socket, a bind and an execution in a database process and a reply to parse: for a 20-object
  * `where` page that was about as much as the page itself on both sides (bench/RESULTS.md, Objects). A page alone
  * goes as it is. The readers' clauses are in the page's text, so they stay inside each page. A batch that fails runs
- * its pages one by one, so each gets its own answer. A statement with a value asText does not carry (an array: an include
- * level's pairs) runs alone, as it must: an include level's rows carry their class, which batchedPages does not read. test/storage/page-batches.test.ts holds pages made together to
- * the same pages made one at a time.
+ * its pages one by one, so each gets its own answer. A statement with a value asText does not carry runs alone, and so does
+ * one batchedPages does not rewrite (an include level's: its rows carry their class). test/storage/page-batches.test.ts
+ * holds pages made together to the same pages made one at a time.
  */
 export class PageBatcher {
   /** The shapes with pages waiting or in flight; each flushes on its own, so a slow shape holds up no other. */

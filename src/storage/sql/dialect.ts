@@ -66,6 +66,11 @@ export interface SqlDialect {
   jsonEqualsBranches(path: string[], values: Array<string | number | boolean>, scope: { appId: string; className: string }): EqualitySides | null;
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
+  /**
+   * A time (whole milliseconds) compared with a time column, bound: typed in its text on PostgreSQL (`$n::bigint`), so
+   * PageBatcher can read it from a batch's JSON as the page alone binds it.
+   */
+  timeValue(ms: number): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */
   columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql;
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql;
