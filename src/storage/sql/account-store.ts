@@ -47,6 +47,11 @@ export function unlocked(now: number, windowMs: number): RawBuilder<unknown> {
     AND login_attempts.at7 > ${now - windowMs})`;
 }
 
+/** clearLoginFailures' statement. */
+export function clearStatement(appId: string, userId: string): RawBuilder<unknown> {
+  return sql`DELETE FROM login_attempts WHERE app_id = ${appId} AND user_id = ${userId}`;
+}
+
 /** The attempts of a shifted ring within `windowMs` of `now`: beginLoginAttempt's count. */
 export function attemptsWithin(row: AttemptRing, now: number, windowMs: number): number {
   return ring.filter((column) => row[column] !== null && Number(row[column]) > now - windowMs).length;
@@ -145,6 +150,6 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async clearLoginFailures(appId: string, userId: string): Promise<void> {
-    await sql`DELETE FROM login_attempts WHERE app_id = ${appId} AND user_id = ${userId}`.execute(this.db);
+    await clearStatement(appId, userId).execute(this.db);
   }
 }
