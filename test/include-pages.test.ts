@@ -54,6 +54,12 @@ test('an included page sends exactly the bytes of the full path, whatever the ro
   assert.equal((await server.master.delete(`/1.1/classes/IpAuthor/${gone.objectId}`)).status, 200);
   const tag = await make('IpTag', { label: 't' });
   const empty = await make('IpTag', {});
+  // One id in two classes (imported so), both in one level: an include level binds its pairs as one JSON object keyed by
+  // id on SQLite (dialect.refRows), which must yield both.
+  const twin = 'twin0class0ids0000000001';
+  for (const [className, name] of [['IpAuthor', 'twin author'], ['IpTag', 'twin tag']]) {
+    await server.store.insertObject(server.appId, { className, objectId: twin, createdAt: at, updatedAt: at, acl: null, data: { name } });
+  }
   const nowhere = { __type: 'Pointer', className: 'NoSuchClass', objectId: 'abc' };
   const unusable = { __type: 'Pointer', className: 'IpTag', objectId: 'bad id!' };
   const roots: Array<Record<string, unknown>> = [
@@ -70,6 +76,7 @@ test('an included page sends exactly the bytes of the full path, whatever the ro
     // string and after an escaped quote is not an included field; the included field last and first.
     { inner: { author: plain, list: [plain] }, note: `\\",\\"author":${JSON.stringify(plain)}`, author: odd },
     { author: plain, deep: [[{ author: plain }]], tail: '}],' },
+    { author: { __type: 'Pointer', className: 'IpAuthor', objectId: twin }, tag: { __type: 'Pointer', className: 'IpTag', objectId: twin } },
   ];
   for (const [n, root] of roots.entries()) await make('IpPost', { ...root, n, group: 1 });
   for (const query of [
@@ -91,6 +98,9 @@ test('an included page sends exactly the bytes of the full path, whatever the ro
   assert.equal(results[2].author.className, 'IpAuthor');
   assert.equal(results[4].author.name, 'hidden');
   assert.equal(results[6].list[5].name, 'hidden');
+  const [twins] = await bothPaths('IpPost', { include: 'author,tag', where: { n: 11 } });
+  const [both] = JSON.parse(twins).results;
+  assert.deepEqual([both.author.name, both.tag.name], ['twin author', 'twin tag']);
 });
 
 test('relation fields, built-in classes, File values and server-owned keys answer as the full path does', async () => {

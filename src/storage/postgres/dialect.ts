@@ -270,6 +270,11 @@ export const postgresDialect: SqlDialect = {
     return sql`unnest(${sql.join(arrays)}) AS t(${sql.raw(names.join(', '))})`;
   },
 
+  refRows(refs) {
+    const columns = [refs.map((ref) => ref.className), refs.map((ref) => ref.objectId)];
+    return { rows: () => postgresDialect.textRows(columns), parameters: columns };
+  },
+
   idsPresent(appId: string, className: string, ids: string[]) {
     // One primary-key probe per id (LATERAL): right after a bulk load the statistics are stale,
     // and the planner otherwise scans the whole class through another index.

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { processSecretBox, type SecretBox } from '../../lib/secret-box.ts';
 import { SqlAppStore } from './app-store.ts';
 import type { AppSettings } from '../../apps/settings.ts';
@@ -73,6 +73,8 @@ export class SqlStore implements Store {
   protected readonly dialect: SqlDialect;
   /** Query pages' compiled statements by shape (statement-shapes.ts). */
   private readonly shapes = new StatementShapes();
+  /** Include levels' statements by application and readers (levelStatement); null: built afresh each time. */
+  private readonly levels = new Map<string, { sql: string; rest: readonly unknown[] } | null>();
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
     this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
@@ -198,14 +200,7 @@ export class SqlStore implements Store {
   async getObjectsJson(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): Promise<Array<FoundJson & { className: string }>> {
     const plausible = refs.filter((ref) => isPlausibleId(ref.objectId));
     if (plausible.length === 0) return [];
-    // Every class of an include level in one statement: the (class, id) pairs bound as one parameter each side,
-    // each probed through the primary key (CROSS JOIN: the pairs first on SQLite too). Its rows as arrays, through
-    // the pages' seam (foundJsonTuples), the class last.
-    const pairs = this.dialect.textRows([plausible.map((ref) => ref.className), plausible.map((ref) => ref.objectId)]);
-    const statement = this.dialect.reusedShape(sql`SELECT ${objectJsonColumns(this.dialect)}, o.class_name AS class_name FROM ${pairs}
-      CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
-      AND ${this.readable(appId, readers)}`);
-    const rows = await this.foundJsonTuples(statement.compile(this.db));
+    const rows = await this.foundJsonTuples(this.levelStatement(appId, plausible, readers));
     return rows.map(([id, createdAt, updatedAt, data, className]) => ({
       className: className!,
       objectId: id,
@@ -213,6 +208,30 @@ export class SqlStore implements Store {
       updatedAt: Number(updatedAt),
       dataJson: this.dialect.dataJson(data),
     }));
+  }
+
+  /**
+   * Every class of an include level in one statement: the (class, id) pairs bound as a relation (dialect.refRows),
+   * each probed through the primary key (CROSS JOIN: the pairs first on SQLite too), its rows as arrays through the
+   * pages' seam (foundJsonTuples), the class last. Its text and other parameters follow from the application and the
+   * readers alone, so they are built once for those (Kysely: ~10 µs a level) and only the pairs are bound anew;
+   * kept only when the pairs' parameters come first, as they are built.
+   */
+  private levelStatement(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): CompiledQuery {
+    const { rows, parameters } = this.dialect.refRows(refs);
+    const key = `${appId}\u0000${JSON.stringify(readers)}`;
+    const known = this.levels.get(key);
+    if (known) return CompiledQuery.raw(known.sql, [...parameters, ...known.rest]);
+    const statement = this.dialect.reusedShape(sql`SELECT ${objectJsonColumns(this.dialect)}, o.class_name AS class_name FROM ${rows()}
+      CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
+      AND ${this.readable(appId, readers)}`).compile(this.db);
+    const first = statement.parameters.slice(0, parameters.length);
+    if (known === undefined) {
+      if (this.levels.size >= 1000) this.levels.clear();
+      const kept = first.every((parameter, i) => parameter === parameters[i]);
+      this.levels.set(key, kept ? { sql: statement.sql, rest: statement.parameters.slice(parameters.length) } : null);
+    }
+    return statement;
   }
 
   /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
