@@ -15,11 +15,13 @@ const skip = storeKind !== 'postgres' && 'PostgreSQL only';
 
 test('a page statement is rewritten only where each parameter is cast and outside its literals', () => {
   const columns = 'SELECT o.id, o.created_at, o.updated_at, o.data::text AS data FROM objects o';
-  const batched = batchedPages(`/* prepared-shape */ ${columns} WHERE o.class_name = 'a$1''$2' AND "x$3" = $1::jsonb AND o.data @> $2::jsonb LIMIT 20`);
-  assert.equal(batched, `/* prepared-shape */ SELECT b.i::int AS page, p.ids, p.rest FROM json_array_elements($1::json) WITH ORDINALITY AS b(v, i)
+  const batched = batchedPages(`/* prepared-shape */ ${columns} WHERE o.class_name = 'a$1''$2' AND "x$3" = $1::jsonb AND o.readers && $2::text[] LIMIT 20`);
+  assert.equal(batched, `/* prepared-shape */ SELECT b.i::int AS page, p.ids, p.rest FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(v, i)
+    CROSS JOIN LATERAL (SELECT (b.v ->> 0)::jsonb AS p1, (b.v ->> 1)::text[] AS p2 OFFSET 0) v
     CROSS JOIN LATERAL (SELECT json_agg(q.id)::text AS ids, string_agg(q.created_at || ',' || q.updated_at || ',' || q.data, chr(1)) AS rest
-      FROM (${columns} WHERE o.class_name = 'a$1''$2' AND "x$3" = (b.v ->> 0)::jsonb AND o.data @> (b.v ->> 1)::jsonb LIMIT 20) q) p`);
+      FROM (${columns} WHERE o.class_name = 'a$1''$2' AND "x$3" = v.p1::jsonb AND o.readers && v.p2::text[] LIMIT 20) q) p`);
   assert.equal(batchedPages(`${columns} WHERE x = $1`), null);
+  assert.equal(batchedPages(`${columns} WHERE x = $1::text AND y = $1::bigint`), null);
   assert.equal(batchedPages(`${columns} WHERE x = E'\\'' AND y = $1::text`), null);
   assert.equal(batchedPages(`${columns} WHERE y = $$x$$ AND z = $1::text`), null);
   // Other columns than a page's (an include level's rows carry their class): splitPages would drop them.
@@ -58,7 +60,7 @@ test('pages of a named shape made together answer as the same pages made one at 
       }
     }
     const { rows } = await sql<{ name: string; statement: string; generic_plans: string; parameter_types: string }>`SELECT name, statement,
-      generic_plans::text, parameter_types::text FROM pg_prepared_statements WHERE statement LIKE '%json_array_elements%' ORDER BY name`.execute(db);
+      generic_plans::text, parameter_types::text FROM pg_prepared_statements WHERE statement LIKE '%jsonb_array_elements%' ORDER BY name`.execute(db);
     // The equality and the rising range, each with the public readers and with the master key; a user's readers' pages are unnamed, so alone.
     assert.equal(rows.length, 4, JSON.stringify(rows.map((row) => row.statement)));
     for (const row of rows) {
@@ -69,7 +71,7 @@ test('pages of a named shape made together answer as the same pages made one at 
       assert.match(plan, /Nested Loop/, plan);
       // The declared index, probed with the page's own value (a parameter of the nested loop, read from its element).
       assert.match(plan, /Index (Only )?Scan using cix_\w+ on objects/, plan);
-      assert.match(plan, /Index Cond: .*\(b\.v ->> 0\)/, plan);
+      assert.match(plan, /Index Cond: .*\(\(b\.v ->> 0\)\)::jsonb/, plan);
       assert.doesNotMatch(plan, /Seq Scan on objects/, plan);
     }
   });
@@ -116,7 +118,7 @@ test('role-protected pages in creation order made together answer as the same pa
       }
     }
     const { rows } = await sql<{ name: string; statement: string; generic_plans: string }>`SELECT name, statement, generic_plans::text
-      FROM pg_prepared_statements WHERE statement LIKE '%json_array_elements%' AND statement LIKE '%created_at" >=%' ORDER BY name`.execute(db);
+      FROM pg_prepared_statements WHERE statement LIKE '%jsonb_array_elements%' AND statement LIKE '%created_at" >=%' ORDER BY name`.execute(db);
     assert.ok(rows.some((row) => /roost_member_roles/.test(row.statement)), 'a user\'s pages are batched');
     for (const row of rows) {
       assert.ok(Number(row.generic_plans) > 0, `planned at each run: ${row.statement}`);
@@ -126,8 +128,50 @@ test('role-protected pages in creation order made together answer as the same pa
       // Each page reads objects_created_id_idx in order from its own bound; no sort, no scan of the class. (In a class
       // of a few thousand the generic plan sorts a bitmap of the range instead: estimated as a third of the class, a
       // few hundred rows.)
-      assert.match(plan, /Index Scan using objects_created_id_idx on objects o\s+\(.*\n\s+Index Cond: .*created_at >= \(\(b\.v ->> 0\)\)::bigint/, plan);
+      assert.match(plan, /Index Scan using objects_created_id_idx on objects o\s+\(.*\n\s+Index Cond: .*created_at >= \(*b\.v ->> 0\)+::bigint/, plan);
       assert.doesNotMatch(plan, /Seq Scan on objects|(^|->)\s*Sort\s+\(/m, plan);
+    }
+  });
+});
+
+// A bounded nearest-first page (where.ts boundedNearest) with its numbers typed in its text (geo.ts: `$n::float8`) is
+// batched: each page's point, box and bands read from its element once (batchedPages' row `v`), the distances computed
+// for the candidates its bands hold. Its pages must be the pages made alone, point by point, order and ties included.
+test('nearest-first pages made together answer as the same pages made one at a time', { skip }, async () => {
+  await withOneConnectionStore(async (store, db) => {
+    const appId = await freshApp(store);
+    const point = (lat: string, lng: string) => sql`jsonb_build_object('location', jsonb_build_object('__type', 'GeoPoint', 'latitude', ${sql.raw(lat)}, 'longitude', ${sql.raw(lng)}))`;
+    // Points on a grid (ties of distance) and scattered ones; a private one in five.
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers, geo_field, geo_lat, geo_lng)
+      SELECT ${appId}, 'Places', lpad(to_hex(i), 24, '0'), i, i, ${point('lat', 'lng')},
+        CASE WHEN i % 5 = 0 THEN '{u1}'::text[] ELSE '{*}'::text[] END, 'location', lat, lng
+      FROM (SELECT i, CASE WHEN i % 2 = 0 THEN 31 + (i % 40) / 1000.0 ELSE 30.9 + (i * 7919 % 20000) / 100000.0 END AS lat,
+        CASE WHEN i % 2 = 0 THEN 121 + (i / 40 % 40) / 1000.0 ELSE 121.0 + (i * 104729 % 20000) / 100000.0 END AS lng
+        FROM generate_series(1, 20000) AS i) p`.execute(db);
+    await sql`ANALYZE objects`.execute(db);
+    const points = Array.from({ length: 12 }, (_, i) => ({ latitude: 31.005 + 0.013 * (i % 6) + (i > 5 ? 0.0001 : 0), longitude: 121.01 + 0.011 * i }));
+    const queries = (readers: Readers): FindQuery[] => points.flatMap((here) => [0.5, 2].map((km) => ({
+      where: parseWhere({ location: { $nearSphere: { __type: 'GeoPoint', ...here }, $maxDistanceInKilometers: km } }), order: [], limit: 20, skip: 0, readers })));
+    for (const readers of [['*'], null] satisfies Readers[]) {
+      const alone = [];
+      for (const query of queries(readers)) alone.push(await store.findObjectsJson(appId, 'Places', query));
+      assert.ok(alone.some((page) => page.length === 20), 'some pages are full');
+      for (let run = 0; run < 9; run++) {
+        const together = await Promise.all(queries(readers).map((query) => store.findObjectsJson(appId, 'Places', query)));
+        assert.deepEqual(together, alone, `run ${run}, readers ${JSON.stringify(readers)}`);
+      }
+    }
+    const { rows } = await sql<{ name: string; statement: string; generic_plans: string; parameter_types: string }>`SELECT name, statement,
+      generic_plans::text, parameter_types::text FROM pg_prepared_statements WHERE statement LIKE '%jsonb_array_elements%' AND statement LIKE '%geo_lat%' ORDER BY name`.execute(db);
+    assert.ok(rows.length > 0, 'near pages are batched');
+    for (const row of rows) {
+      assert.ok(Number(row.generic_plans) > 0, `planned at each run: ${row.statement}`);
+      await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
+      const plan = (await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE ${sql.raw(row.name)}('[]')`.execute(db)).rows.map((line) => line['QUERY PLAN']).join('\n');
+      await sql`RESET plan_cache_mode`.execute(db);
+      // Each page seeks its own bands in objects_geo_cell_idx; no scan of the class.
+      assert.match(plan, /Index Scan using objects_geo_cell_idx on objects o/, plan);
+      assert.doesNotMatch(plan, /Seq Scan on objects|Bitmap/, plan);
     }
   });
 });

@@ -122,7 +122,7 @@ export const postgresDialect: SqlDialect = {
     return sql`(${sql.join(any, sql` OR `)})`;
   },
 
-  timeValue: (ms) => sql`${ms}::bigint`,
+  typedValue: (value, type) => sql`${value}::${sql.raw(type)}`,
 
   columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql {
     return sql`${column} = ANY(${sql.val(values)}::${sql.raw(kind === 'time' ? 'bigint[]' : 'text[]')})`;

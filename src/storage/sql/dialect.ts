@@ -67,10 +67,10 @@ export interface SqlDialect {
   /** jsonEquals of any of the values, with the list bound as one parameter (a long $in stays one short expression). */
   jsonIn(path: string[], values: Json[]): Sql;
   /**
-   * A time (whole milliseconds) compared with a time column, bound: typed in its text on PostgreSQL (`$n::bigint`), so
-   * PageBatcher can read it from a batch's JSON as the page alone binds it.
+   * A value bound with its type written in the text on PostgreSQL (`$n::bigint`: a time column's milliseconds; float8 and
+   * text: geo.ts), so PageBatcher can read it from a batch's JSON as the page alone binds it; SQLite binds it as it is.
    */
-  timeValue(ms: number): Sql;
+  typedValue(value: number | string, type: 'bigint' | 'float8' | 'text'): Sql;
   /** A promoted column equals one of the values, bound as one parameter. */
   columnIn(column: Sql, kind: 'time' | 'string', values: Array<string | number>): Sql;
   jsonCompare(path: string[], op: Comparison, value: string | number): Sql;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { GeoPoint, Where } from '../../objects/types.ts';
 import { earthRadiusKm } from '../../objects/geo.ts';
-import type { Sql } from './dialect.ts';
+import type { Sql, SqlDialect } from './dialect.ts';
 
 /**
  * Geo conditions on the row's GeoPoint columns (geo_field, geo_lat, geo_lng: src/storage/sql/object-row.ts),
@@ -36,17 +36,17 @@ const maxCellSeeks = 64;
  * `north`: each a seek of the index that then reads only its longitude range. Exact, not padded: multiplying by 100
  * rounds in the same direction in JavaScript and in SQL, so a latitude within the range is within its bands.
  */
-function geoCells(south: number, north: number): Sql {
+function geoCells(num: Num, south: number, north: number): Sql {
   const cell = sql`floor(o.geo_lat * 100)`;
   const [low, high] = [Math.floor(south * 100), Math.floor(north * 100)];
-  if (high - low >= maxCellSeeks) return sql`${cell} BETWEEN ${low} AND ${high}`;
-  return sql`${cell} IN (${sql.join(Array.from({ length: high - low + 1 }, (_, i) => low + i))})`;
+  if (high - low >= maxCellSeeks) return sql`${cell} BETWEEN ${num(low)} AND ${num(high)}`;
+  return sql`${cell} IN (${sql.join(Array.from({ length: high - low + 1 }, (_, i) => num(low + i)))})`;
 }
 
-function inBox(south: number, north: number, longitudes: Longitudes): Sql {
-  const latitude = sql`${geoCells(south, north)} AND o.geo_lat BETWEEN ${south} AND ${north}`;
+function inBox(num: Num, south: number, north: number, longitudes: Longitudes): Sql {
+  const latitude = sql`${geoCells(num, south, north)} AND o.geo_lat BETWEEN ${num(south)} AND ${num(north)}`;
   if (longitudes === null) return latitude;
-  const ranges = longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${west} AND ${east}`);
+  const ranges = longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${num(west)} AND ${num(east)}`);
   return sql`${latitude} AND (${sql.join(ranges, sql` OR `)})`;
 }
 
@@ -54,47 +54,52 @@ function inBox(south: number, north: number, longitudes: Longitudes): Sql {
  * The box around the cap of `radius` radians about the point: its latitudes, and the longitudes
  * asin(sin r / cos φ) either side, unless the cap holds a pole (then every longitude).
  */
-function capBox(point: GeoPoint, radius: number): Sql {
+function capBox(num: Num, point: GeoPoint, radius: number): Sql {
   const reach = radius / degree + margin;
   const south = point.latitude - reach;
   const north = point.latitude + reach;
   const ratio = Math.sin(radius) / Math.cos(point.latitude * degree);
-  if (south <= -90 || north >= 90 || ratio >= 1) return inBox(Math.max(south, -90), Math.min(north, 90), null);
+  if (south <= -90 || north >= 90 || ratio >= 1) return inBox(num, Math.max(south, -90), Math.min(north, 90), null);
   const spread = Math.asin(ratio) / degree + margin;
-  return inBox(south, north, wrapped(point.longitude - spread, point.longitude + spread));
+  return inBox(num, south, north, wrapped(point.longitude - spread, point.longitude + spread));
 }
 
 /**
  * The haversine of the distance between the row's point and `point`: sin²(d/2), which grows with d, so
  * bounds compare with sin²(bound/2) and the order is the distance's, with no asin to clamp.
  */
-function haversine(point: GeoPoint): Sql {
-  const half = degree / 2;
+function haversine(num: Num, point: GeoPoint): Sql {
+  const half = num(degree / 2);
   const cosLatitude = Math.cos(point.latitude * degree);
-  return sql`(power(sin((o.geo_lat - ${point.latitude}) * ${half}), 2)
-    + cos(o.geo_lat * ${degree}) * ${cosLatitude} * power(sin((o.geo_lng - ${point.longitude}) * ${half}), 2))`;
+  return sql`(power(sin((o.geo_lat - ${num(point.latitude)}) * ${half}), 2)
+    + cos(o.geo_lat * ${num(degree)}) * ${num(cosLatitude)} * power(sin((o.geo_lng - ${num(point.longitude)}) * ${half}), 2))`;
 }
 
 const bound = (radians: number) => Math.sin(radians / 2) ** 2;
 
 /** The field is the row's GeoPoint field: false, not NULL, on rows without one (NOT keeps its meaning). */
-function holds(path: string[]): Sql {
-  return sql`o.geo_field IS NOT NULL AND o.geo_field = ${path[0]}`;
+function holds(dialect: SqlDialect, path: string[]): Sql {
+  return sql`o.geo_field IS NOT NULL AND o.geo_field = ${dialect.typedValue(path[0], 'text')}`;
 }
 
-export function compileNear(node: Near): Sql {
-  const parts = [holds(node.path)];
+/** A number bound as float8 (dialect.typedValue), so a near page's statement can be batched on PostgreSQL. */
+type Num = (value: number) => Sql;
+const numbers = (dialect: SqlDialect): Num => (value) => dialect.typedValue(value, 'float8');
+
+export function compileNear(dialect: SqlDialect, node: Near): Sql {
+  const num = numbers(dialect);
+  const parts = [holds(dialect, node.path)];
   if (node.maxDistance !== null && node.maxDistance < Math.PI) {
-    parts.push(capBox(node.point, node.maxDistance), sql`${haversine(node.point)} <= ${bound(node.maxDistance)}`);
+    parts.push(capBox(num, node.point, node.maxDistance), sql`${haversine(num, node.point)} <= ${num(bound(node.maxDistance))}`);
   }
-  if (node.minDistance > 0) parts.push(sql`${haversine(node.point)} >= ${bound(node.minDistance)}`);
+  if (node.minDistance > 0) parts.push(sql`${haversine(num, node.point)} >= ${num(bound(node.minDistance))}`);
   return sql`(${sql.join(parts, sql` AND `)})`;
 }
 
 /** Inclusive on every side; a west past the east is the box across the antimeridian. */
-export function compileGeoBox(node: GeoBox): Sql {
+export function compileGeoBox(dialect: SqlDialect, node: GeoBox): Sql {
   const longitudes: Longitudes = node.west <= node.east ? [[node.west, node.east]] : [[node.west, 180], [-180, node.east]];
-  return sql`(${holds(node.path)} AND ${inBox(node.south, node.north, longitudes)})`;
+  return sql`(${holds(dialect, node.path)} AND ${inBox(numbers(dialect), node.south, node.north, longitudes)})`;
 }
 
 /**
@@ -102,25 +107,26 @@ export function compileGeoBox(node: GeoBox): Sql {
  * number of edges (each edge straight in latitude and longitude, as MongoDB's legacy $polygon), within the
  * polygon's bounding box. Edges along a parallel cross nothing and are left out, so no division is left to SQL.
  */
-export function compileGeoPolygon(node: GeoPolygon): Sql {
+export function compileGeoPolygon(dialect: SqlDialect, node: GeoPolygon): Sql {
   const { vertices } = node;
+  const num = numbers(dialect);
   const crossings = vertices.flatMap((a, i) => {
     const b = vertices[(i + 1) % vertices.length];
     if (a.latitude === b.latitude) return [];
     const slope = (b.longitude - a.longitude) / (b.latitude - a.latitude);
-    return [sql`CASE WHEN (o.geo_lat > ${a.latitude}) <> (o.geo_lat > ${b.latitude})
-      AND o.geo_lng < ${slope} * (o.geo_lat - ${a.latitude}) + ${a.longitude} THEN 1 ELSE 0 END`];
+    return [sql`CASE WHEN (o.geo_lat > ${num(a.latitude)}) <> (o.geo_lat > ${num(b.latitude)})
+      AND o.geo_lng < ${num(slope)} * (o.geo_lat - ${num(a.latitude)}) + ${num(a.longitude)} THEN 1 ELSE 0 END`];
   });
   if (crossings.length === 0) return sql`1=0`;
   const latitudes = vertices.map((v) => v.latitude);
   const longitudes = vertices.map((v) => v.longitude);
-  const box = inBox(Math.min(...latitudes), Math.max(...latitudes), [[Math.min(...longitudes), Math.max(...longitudes)]]);
-  return sql`(${holds(node.path)} AND ${box} AND (${sql.join(crossings, sql` + `)}) % 2 = 1)`;
+  const box = inBox(num, Math.min(...latitudes), Math.max(...latitudes), [[Math.min(...longitudes), Math.max(...longitudes)]]);
+  return sql`(${holds(dialect, node.path)} AND ${box} AND (${sql.join(crossings, sql` + `)}) % 2 = 1)`;
 }
 
 /** A $nearSphere page's order: nearest first, then insertion order among equals. */
-export function nearestOrder(node: Near): Sql {
-  return sql`${haversine(node.point)} ASC, o.created_at ASC, o.id ASC`;
+export function nearestOrder(dialect: SqlDialect, node: Near): Sql {
+  return sql`${haversine(numbers(dialect), node.point)} ASC, o.created_at ASC, o.id ASC`;
 }
 
 /** The $nearSphere a page without `order` is sorted by: the first among the where's top-level conditions. */

@@ -133,12 +133,12 @@ export function compileWhere(scope: WhereScope, where: Where): Sql {
     }
   };
 
-  const bound = (kind: 'time' | 'string', value: string | number): Sql => (kind === 'time' ? dialect.timeValue(value as number) : sql`${value}`);
+  const bound = (kind: 'time' | 'string', value: string | number): Sql => (kind === 'time' ? dialect.typedValue(value, 'bigint') : sql`${value}`);
 
   const compileLeaf = (node: Exclude<Where, { op: 'and' | 'or' | 'not' | 'const' | 'relatedTo' | 'relationHolds' | 'inQuery' | 'select' }>): Sql => {
-    if (node.op === 'near') return compileNear(node);
-    if (node.op === 'geoBox') return compileGeoBox(node);
-    if (node.op === 'geoPolygon') return compileGeoPolygon(node);
+    if (node.op === 'near') return compileNear(dialect, node);
+    if (node.op === 'geoBox') return compileGeoBox(dialect, node);
+    if (node.op === 'geoPolygon') return compileGeoPolygon(dialect, node);
     const column = columnFor(className, node.path);
     if (column) {
       // Built-in columns are never null and never arrays, so each operator has its plain SQL meaning.
@@ -353,7 +353,7 @@ export function pageStatement(scope: WhereScope, select: PageSelect, query: Page
 function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQuery): { statement: Sql; plannedOnce: boolean } {
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
-  const order = nearest ? nearestOrder(nearest) : compileOrder(dialect, className, query.order);
+  const order = nearest ? nearestOrder(dialect, nearest) : compileOrder(dialect, className, query.order);
   const split = !nearest && orderOnSelected(className, query.order) ? equalitySplit(scope, query.where) : null;
   // Shapes one plan serves for any value, so their scope may be written into the text (dialect.pinnedScope; a
   // declared index is partial on its class): a split equality alone in insertion order reads the declared index

@@ -150,7 +150,7 @@ export const sqliteDialect: SqlDialect = {
     return sql`coalesce(${sql.join(any, sql` OR `)}, 0)`;
   },
 
-  timeValue: (ms) => sql`${ms}`,
+  typedValue: (value) => sql`${value}`,
 
   columnIn(column: Sql, _kind: 'time' | 'string', values: Array<string | number>): Sql {
     return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
