@@ -13,6 +13,20 @@ import { batchedPages } from '../../src/storage/postgres/page-batcher.ts';
 
 const skip = storeKind !== 'postgres' && 'PostgreSQL only';
 
+type OneConnectionStore = Parameters<Parameters<typeof withOneConnectionStore>[0]>[0];
+
+/** The pages made one at a time, then made all together nine times (past the batch's sixth run, where it may take its generic plan), each time the same. */
+async function togetherAsAlone(store: OneConnectionStore, appId: string, className: string, queries: FindQuery[]) {
+  const alone = [];
+  for (const query of queries) alone.push(await store.findObjectsJson(appId, className, query));
+  assert.ok(alone.some((page) => page.length === 20), 'some pages are full');
+  for (let run = 0; run < 9; run++) {
+    const together = await Promise.all(queries.map((query) => store.findObjectsJson(appId, className, query)));
+    assert.deepEqual(together, alone, `run ${run}, readers ${JSON.stringify(queries[0].readers)}`);
+  }
+  return alone;
+}
+
 test('a page statement is rewritten only where each parameter is cast and outside its literals', () => {
   const columns = 'SELECT o.id, o.created_at, o.updated_at, o.data::text AS data FROM objects o';
   const batched = batchedPages(`/* prepared-shape */ ${columns} WHERE o.class_name = 'a$1''$2' AND "x$3" = $1::jsonb AND o.readers && $2::text[] LIMIT 20`);
@@ -50,14 +64,7 @@ test('pages of a named shape made together answer as the same pages made one at 
     ];
     for (const readers of [['*'], null, ['*', 'u1']] satisfies Readers[]) {
       const queries = pages(readers);
-      const alone = [];
-      for (const query of queries) alone.push(await store.findObjectsJson(appId, 'Big', query));
-      assert.ok(alone.some((page) => page.length === 20), 'some pages are full');
-      // Past the sixth run of the batched statement: it may then run its generic plan.
-      for (let run = 0; run < 9; run++) {
-        const together = await Promise.all(queries.map((query) => store.findObjectsJson(appId, 'Big', query)));
-        assert.deepEqual(together, alone, `run ${run}, readers ${JSON.stringify(readers)}`);
-      }
+      await togetherAsAlone(store, appId, 'Big', queries);
     }
     const { rows } = await sql<{ name: string; statement: string; generic_plans: string; parameter_types: string }>`SELECT name, statement,
       generic_plans::text, parameter_types::text FROM pg_prepared_statements WHERE statement LIKE '%jsonb_array_elements%' ORDER BY name`.execute(db);
@@ -104,13 +111,7 @@ test('role-protected pages in creation order made together answer as the same pa
     ]);
     // 'u1,x': read unquoted it is two principals (a valid literal, so no failed batch to fall back from).
     for (const readers of [['*', user], ['*', 'u1,x'], ['*', 'u1'], ['*'], null] satisfies Readers[]) {
-      const alone = [];
-      for (const query of queries(readers)) alone.push(await store.findObjectsJson(appId, 'Docs', query));
-      assert.ok(alone.some((page) => page.length === 20), 'some pages are full');
-      for (let run = 0; run < 9; run++) {
-        const together = await Promise.all(queries(readers).map((query) => store.findObjectsJson(appId, 'Docs', query)));
-        assert.deepEqual(together, alone, `run ${run}, readers ${JSON.stringify(readers)}`);
-      }
+      const alone = await togetherAsAlone(store, appId, 'Docs', queries(readers));
       if (readers?.includes(user)) {
         // What the user reads: its own rows and its roles' (R3 through R1 and R2) and the public ones, never x's.
         const seen = alone[0].map((found) => Number(JSON.parse(found.dataJson).n) % 6);
@@ -153,13 +154,7 @@ test('nearest-first pages made together answer as the same pages made one at a t
     const queries = (readers: Readers): FindQuery[] => points.flatMap((here) => [0.5, 2].map((km) => ({
       where: parseWhere({ location: { $nearSphere: { __type: 'GeoPoint', ...here }, $maxDistanceInKilometers: km } }), order: [], limit: 20, skip: 0, readers })));
     for (const readers of [['*'], null] satisfies Readers[]) {
-      const alone = [];
-      for (const query of queries(readers)) alone.push(await store.findObjectsJson(appId, 'Places', query));
-      assert.ok(alone.some((page) => page.length === 20), 'some pages are full');
-      for (let run = 0; run < 9; run++) {
-        const together = await Promise.all(queries(readers).map((query) => store.findObjectsJson(appId, 'Places', query)));
-        assert.deepEqual(together, alone, `run ${run}, readers ${JSON.stringify(readers)}`);
-      }
+      await togetherAsAlone(store, appId, 'Places', queries(readers));
     }
     const { rows } = await sql<{ name: string; statement: string; generic_plans: string; parameter_types: string }>`SELECT name, statement,
       generic_plans::text, parameter_types::text FROM pg_prepared_statements WHERE statement LIKE '%jsonb_array_elements%' AND statement LIKE '%geo_lat%' ORDER BY name`.execute(db);
