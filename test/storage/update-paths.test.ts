@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Change, Condition, StoredObject, WriteOutcome } from '../../src/objects/types.ts';
 import type { Store } from '../../src/storage/store.ts';
-import { freshApp, objectOf, sessionSeal, unique, useStore } from './stores.ts';
+import { sql } from 'kysely';
+import { storeKind } from '../helpers/databases.ts';
+import { freshApp, objectOf, sessionSeal, unique, useStore, withOneConnectionStore } from './stores.ts';
 
 const store = useStore();
 const locked: Condition = { where: { op: 'and', items: [] }, readers: null };
@@ -175,4 +177,36 @@ test('an update given the row its session lookup read answers as one that reads 
   const fresh = await user.seen();
   assert.equal((await store().deleteObject(user.ref, () => null)).ok, true);
   assert.deepEqual(await store().updateObject(user.ref, increment, undefined, [], fresh), { ok: false, reason: 'notFound' });
+});
+
+// Regression (2026-11-27): the statement of the writes made together joined the objects table with the rows of its
+// JSON, whose count PostgreSQL cannot know (100 by default), and its plan hashed a scan of the whole table: an update
+// cost more with every row of every class (bench:accounts' update fell round to round as the sign-ups grew the table).
+test('updates made together find their rows by the primary key on PostgreSQL, not by a scan of the table', { skip: storeKind !== 'postgres' && 'PostgreSQL only' }, async () => {
+  await withOneConnectionStore(async (store, db) => {
+    const appId = await freshApp(store);
+    await sql`INSERT INTO objects (app_id, class_name, id, created_at, updated_at, data, readers)
+      SELECT ${appId}, 'Other' || (i % 20), lpad(to_hex(i), 24, '0'), i, i, jsonb_build_object('n', i), '{*}'
+      FROM generate_series(1, 3000) AS i`.execute(db);
+    await sql`ANALYZE objects`.execute(db);
+    const refs = [];
+    for (const className of ['Twin', 'Twin', 'Other3']) {
+      const object = objectOf(className, { n: 1 });
+      assert.equal((await store.insertObject(appId, object)).ok, true);
+      refs.push({ appId, className, objectId: object.objectId });
+    }
+    // Made in one turn: one statement for the two Twins, the Other3 alone; then each answers and is written.
+    const outcomes = await Promise.all(refs.map((ref) => store.updateObject(ref, increment)));
+    assert.deepEqual(outcomes.map((outcome) => outcome.ok && outcome.object.data.n), [2, 2, 2]);
+    for (const ref of refs) assert.equal((await store.getObject(ref, null))?.data.n, 2);
+    const named = (await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name = 'roost_object_updates'`.execute(db)).rows;
+    assert.equal(named.length, 1, 'the writes made together ran as one named statement');
+    await sql`SET plan_cache_mode = force_generic_plan`.execute(db);
+    const plan = (await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE roost_object_updates('[]'::jsonb, 'a', 'b', '{}'::text[])`.execute(db)).rows
+      .map((line) => line['QUERY PLAN'])
+      .join('\n');
+    await sql`RESET plan_cache_mode`.execute(db);
+    assert.match(plan, /Index Scan using objects_pkey on objects/, plan);
+    assert.doesNotMatch(plan, /Seq Scan on objects/, plan);
+  });
 });

@@ -20,7 +20,7 @@ export type WriteOne = (row: ObjectRow, version: string) => Promise<boolean>;
 /**
  * The versioned writes of PostgresStore.updateUnlocked (a row written only if it is still at the version it
  * was read at), coalesced: those a node makes in one turn of its loop, or while earlier ones are in flight,
- * go as one UPDATE and one commit. A write is a statement, a round trip and a WAL flush on its own; under
+ * go as one UPDATE and one commit per application and class. A write is a statement, a round trip and a WAL flush on its own; under
  * load these were most of an update's cost on both sides (bench/RESULTS.md, Accounts). Each row keeps its
  * own version check inside the statement, so a row changed since it was read is not written and answers
  * false, as alone. A statement that fails (a unique value taken by one of its rows, a lost connection)
@@ -65,34 +65,59 @@ export class RowWrites {
 
   private async run(batch: Pending[]): Promise<void> {
     try {
-      if (batch.length === 1) {
-        await settleAlone(batch[0], this.one);
-        return;
-      }
-      let written: Set<string>;
-      try {
-        written = await this.writeAll(batch);
-      } catch {
-        for (const write of batch) await settleAlone(write, this.one);
-        return;
-      }
-      for (const write of batch) write.resolve(written.has(write.key));
+      await Promise.all(groupsOf(batch).map((group) => this.runGroup(group)));
     } finally {
       for (const write of batch) this.writing.delete(write.key);
     }
   }
 
-  /** The keys of the rows written: each row as JSON, read back as a row of objects (jsonb_populate_record). */
-  private async writeAll(batch: readonly Pending[]): Promise<Set<string>> {
-    const rows = JSON.stringify(batch.map((write) => ({ row: write.row, version: write.version })));
+  /** The writes of one application and class: one statement, or each alone when it fails. */
+  private async runGroup(group: Pending[]): Promise<void> {
+    if (group.length === 1) {
+      await settleAlone(group[0], this.one);
+      return;
+    }
+    let written: Set<string>;
+    try {
+      written = await this.writeAll(group);
+    } catch {
+      for (const write of group) await settleAlone(write, this.one);
+      return;
+    }
+    for (const write of group) write.resolve(written.has(write.key));
+  }
+
+  /**
+   * The keys of the rows written: each row as JSON, read back as a row of objects (jsonb_populate_record). The rows
+   * are found by the primary key's probes (application, class and ids bound apart): joined on the JSON's rows alone,
+   * whose count PostgreSQL cannot know (100 by default), the plan hashed a scan of the whole table, so an update's
+   * cost grew with every row of every class (bench/RESULTS.md, Accounts, 2026-11-27 22:30).
+   */
+  private async writeAll(group: readonly Pending[]): Promise<Set<string>> {
+    const { app_id: appId, class_name: className } = group[0].row;
+    const rows = JSON.stringify(group.map((write) => ({ row: write.row, version: write.version })));
+    const ids = group.map((write) => write.row.id);
     const { rows: written } = await sql<{ app_id: string; class_name: string; id: string }>`${prepared('roost_object_updates', sql`UPDATE objects o
       SET ${updateFromSet('v')}
       FROM (SELECT r.*, (e ->> 'version')::xid AS version
         FROM jsonb_array_elements(${rows}::jsonb) AS e, jsonb_populate_record(NULL::objects, e -> 'row') AS r) v
-      WHERE o.app_id = v.app_id AND o.class_name = v.class_name AND o.id = v.id AND o.xmin = v.version
+      WHERE o.app_id = ${appId} AND o.class_name = ${className} AND o.id = ANY(${sql.val(ids)}::text[])
+        AND o.id = v.id AND o.xmin = v.version
       RETURNING o.app_id, o.class_name, o.id`)}`.execute(this.db);
     return new Set(written.map((row) => `${row.app_id}\u0000${row.class_name}\u0000${row.id}`));
   }
+}
+
+/** The writes of a batch by application and class, in order. */
+function groupsOf(batch: readonly Pending[]): Pending[][] {
+  const groups = new Map<string, Pending[]>();
+  for (const write of batch) {
+    const key = `${write.row.app_id}\u0000${write.row.class_name}`;
+    const group = groups.get(key);
+    if (group) group.push(write);
+    else groups.set(key, [write]);
+  }
+  return [...groups.values()];
 }
 
 async function settleAlone(write: Pending, one: WriteOne): Promise<void> {
