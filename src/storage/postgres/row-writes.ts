@@ -91,7 +91,7 @@ export class RowWrites {
    * The keys of the rows written: each row as JSON, read back as a row of objects (jsonb_populate_record). The rows
    * are found by the primary key's probes (application, class and ids bound apart): joined on the JSON's rows alone,
    * whose count PostgreSQL cannot know (100 by default), the plan hashed a scan of the whole table, so an update's
-   * cost grew with every row of every class (bench/RESULTS.md, Accounts, 2026-11-27 22:30).
+   * cost grew with every row of every class (bench/RESULTS.md, Accounts, 2026-11-27 22:44).
    */
   private async writeAll(group: readonly Pending[]): Promise<Set<string>> {
     const { app_id: appId, class_name: className } = group[0].row;
