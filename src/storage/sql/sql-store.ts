@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { processSecretBox, type SecretBox } from '../../lib/secret-box.ts';
 import { SqlAppStore } from './app-store.ts';
 import type { AppSettings } from '../../apps/settings.ts';
@@ -21,6 +21,7 @@ import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere, countStatement, pageStatement, type PageSelect } from './where.ts';
 import { pageShape, pageWithValues, type PageShapeQuery } from './page-shapes.ts';
 import { StatementShapes } from './statement-shapes.ts';
+import { IncludeLevelStatements } from './include-levels.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -73,13 +74,14 @@ export class SqlStore implements Store {
   protected readonly dialect: SqlDialect;
   /** Query pages' compiled statements by shape (statement-shapes.ts). */
   private readonly shapes = new StatementShapes();
-  /** Include levels' statements by application and readers (levelStatement); null: built afresh each time. */
-  private readonly levels = new Map<string, { sql: string; rest: readonly unknown[] } | null>();
+  /** Include levels' statements, built once per application and readers. */
+  private readonly levels: IncludeLevelStatements;
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
     this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
     this.db = options.db;
     this.dialect = options.dialect;
+    this.levels = new IncludeLevelStatements(options.db, options.dialect);
     this.kind = options.dialect.kind;
     this.accounts = new SqlAccountStore(options);
     this.push = new SqlPushStore(options);
@@ -200,7 +202,7 @@ export class SqlStore implements Store {
   async getObjectsJson(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): Promise<Array<FoundJson & { className: string }>> {
     const plausible = refs.filter((ref) => isPlausibleId(ref.objectId));
     if (plausible.length === 0) return [];
-    const rows = await this.foundJsonTuples(this.levelStatement(appId, plausible, readers));
+    const rows = await this.foundJsonTuples(this.levels.statement(appId, plausible, readers));
     return rows.map(([id, createdAt, updatedAt, data, className]) => ({
       className: className!,
       objectId: id,
@@ -208,30 +210,6 @@ export class SqlStore implements Store {
       updatedAt: Number(updatedAt),
       dataJson: this.dialect.dataJson(data),
     }));
-  }
-
-  /**
-   * Every class of an include level in one statement: the (class, id) pairs bound as a relation (dialect.refRows),
-   * each probed through the primary key (CROSS JOIN: the pairs first on SQLite too), its rows as arrays through the
-   * pages' seam (foundJsonTuples), the class last. Its text and other parameters follow from the application and the
-   * readers alone, so they are built once for those (Kysely: ~10 µs a level) and only the pairs are bound anew;
-   * kept only when the pairs' parameters come first, as they are built.
-   */
-  private levelStatement(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): CompiledQuery {
-    const { rows, parameters } = this.dialect.refRows(refs);
-    const key = `${appId}\u0000${JSON.stringify(readers)}`;
-    const known = this.levels.get(key);
-    if (known) return CompiledQuery.raw(known.sql, [...parameters, ...known.rest]);
-    const statement = this.dialect.reusedShape(sql`SELECT ${objectJsonColumns(this.dialect)}, o.class_name AS class_name FROM ${rows()}
-      CROSS JOIN objects o WHERE o.app_id = ${appId} AND o.class_name = t.v AND o.id = t.v2
-      AND ${this.readable(appId, readers)}`).compile(this.db);
-    const first = statement.parameters.slice(0, parameters.length);
-    if (known === undefined) {
-      if (this.levels.size >= 1000) this.levels.clear();
-      const kept = first.every((parameter, i) => parameter === parameters[i]);
-      this.levels.set(key, kept ? { sql: statement.sql, rest: statement.parameters.slice(parameters.length) } : null);
-    }
-    return statement;
   }
 
   /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
