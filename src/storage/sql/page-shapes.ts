@@ -1,5 +1,5 @@
 import type { OrderKey, Readers, Where } from '../../objects/types.ts';
-import { isTimeField, timeColumnValue } from './where.ts';
+import { isTimeField, timeColumnValue } from './builtin-columns.ts';
 import type { Value } from './statement-shapes.ts';
 
 /**
