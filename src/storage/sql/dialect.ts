@@ -151,8 +151,9 @@ export interface SqlDialect {
    */
   textRows(columns: Array<Array<string | null>>): Sql;
   /**
-   * An include level's (class, id) pairs, each id a plausible one (isPlausibleId), as a table t(v = class, v2 = id), bound as `parameters` (the relation's
-   * only ones, in order; `rows()` builds it): SqlStore.getObjectsJson keeps its statement's text and binds only these anew.
+   * An include level's (class, id) pairs, each id a plausible one (isPlausibleId), as a table t(v = class, v2 = id), bound
+   * as `parameters` (the relation's only ones, in order; `rows()` builds it): IncludeLevelStatements (include-levels.ts)
+   * keeps its statement's text and binds only these anew.
    */
   refRows(refs: ReadonlyArray<{ className: string; objectId: string }>): { rows: () => Sql; parameters: unknown[] };
   /** A query of the `id` of each of `ids` (at most idsPerStatement) that the class holds. */

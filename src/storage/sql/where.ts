@@ -13,7 +13,6 @@ const operators: Record<Comparison, Sql> = {
   gte: sql.raw('>='),
 };
 
-
 /**
  * Joins conditions as a balanced tree of parentheses: SQLite refuses an expression nested 1000 deep,
  * which a flat chain of 1000 ORs is.
