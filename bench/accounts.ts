@@ -11,9 +11,10 @@
 // measurement (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16), BENCH_USERS seeded per server (200),
 // BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs Roost with --cpu-prof into bench/profiles/,
 // BENCH_ONLY=update,master runs only the scenarios whose names start with one of those words (no --record then).
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ensurePeerInstalled, peerVersion, startBareLogin, startPeer } from './accounts-servers.ts';
 import {
   analyzeDatabase,
   vacuumDatabase,
@@ -26,10 +27,10 @@ import {
   dropDatabase,
   envNumber,
   fixed,
-  freePort,
   load,
   log,
   machine,
+  mainThreadCpu,
   median,
   postgresCpu,
   postgresCpuSince,
@@ -40,7 +41,6 @@ import {
   roostEnv,
   run,
   startRoost,
-  startServer,
   table,
   warm,
   withAdmin,
@@ -58,7 +58,6 @@ const profile = process.env.BENCH_PROFILE === '1';
 const password = 'bench-password-1';
 const roostDb = 'roost_bench_accounts';
 const peerDb = 'roost_bench_parse';
-const peerDir = join(benchDir, 'peer');
 
 interface User {
   objectId: string;
@@ -81,42 +80,6 @@ interface Flavour {
 
 function random(n: number): number {
   return Math.floor(Math.random() * n);
-}
-
-function ensurePeerInstalled(): void {
-  if (existsSync(join(peerDir, 'node_modules', 'parse-server', 'package.json'))) return;
-  log('installing the peer (npm ci --prefix bench/peer)');
-  run('npm', ['ci', '--prefix', peerDir, '--no-audit', '--no-fund']);
-}
-
-async function startPeer(databaseUrl: string): Promise<{ server: ServerProcess; keys: Record<string, string> }> {
-  const port = await freePort();
-  const keys = {
-    appId: 'bench' + randomBytes(6).toString('hex'),
-    masterKey: randomBytes(16).toString('hex'),
-    restKey: randomBytes(16).toString('hex'),
-  };
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URI: databaseUrl,
-    PORT: String(port),
-    PARSE_APP_ID: keys.appId,
-    PARSE_MASTER_KEY: keys.masterKey,
-    PARSE_REST_KEY: keys.restKey,
-    NODE_ENV: 'production',
-  };
-  delete env.NODE_OPTIONS;
-  const server = await startServer({
-    name: 'parse-server',
-    command: process.execPath,
-    args: [join(peerDir, 'server.js')],
-    env,
-    cwd: peerDir,
-    port,
-    healthPath: '/parse/health',
-    timeoutMs: 120_000,
-  });
-  return { server, keys };
 }
 
 async function call(
@@ -240,6 +203,8 @@ const scenarioList = only ? allScenarios.filter((scenario) => only.some((word) =
 
 interface Sample extends LoadResult {
   serverCpu: number;
+  /** CPU-seconds per second of the server's main thread (the event loop); the rest of serverCpu is its other threads. */
+  mainCpu: number;
   /** CPU-seconds per second of the server's own database's backends (and PostgreSQL's shared processes). */
   databaseCpu: number;
 }
@@ -247,15 +212,17 @@ interface Sample extends LoadResult {
 async function measure(flavour: Flavour, scenario: Scenario, round: number, all: Flavour[]): Promise<Sample> {
   await quiesce(all.map((f) => f.server.pid));
   const before = cpuTime(flavour.server.pid);
+  const mainBefore = mainThreadCpu(flavour.server.pid);
   const databaseBefore = postgresCpu(flavour.database);
   const result = await load(scenario.options(flavour, round));
   const sample = {
     ...result,
     serverCpu: (cpuTime(flavour.server.pid) - before) / result.durationSec,
+    mainCpu: (mainThreadCpu(flavour.server.pid) - mainBefore) / result.durationSec,
     databaseCpu: postgresCpuSince(databaseBefore, flavour.database) / result.durationSec,
   };
   log(
-    `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)}, PostgreSQL ${sample.databaseCpu.toFixed(2)}` +
+    `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)} (main thread ${sample.mainCpu.toFixed(2)}), PostgreSQL ${sample.databaseCpu.toFixed(2)}` +
       (sample.non2xx || sample.errors ? `, non-2xx ${sample.non2xx}, errors ${sample.errors} ${JSON.stringify(sample.statuses)}` : ''),
   );
   return sample;
@@ -281,16 +248,29 @@ function meVerdict(ratio: number): string {
   return `- users/me: Roost ${ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 10×, issue 14): ${ratio >= 10 ? 'met' : 'MISSED'}`;
 }
 
-/** Each round's login against the hash limit measured in that round, and what a login costs in checks. */
-function loginVerdict(runs: Sample[], hashLimits: HashLimit[]): string {
+/** Milliseconds of CPU a login: the server's main thread, its other threads (the hashes), its PostgreSQL backends. */
+function loginCpu(runs: Sample[]): string {
+  const ms = (pick: (run: Sample) => number) => median(runs.map((run) => (pick(run) / run.rps) * 1000)).toFixed(2);
+  return `${ms((run) => run.mainCpu)} / ${ms((run) => run.serverCpu - run.mainCpu)} / ${ms((run) => run.databaseCpu)}`;
+}
+
+/**
+ * Each round's login against the hash limit measured around it, and against the floor (the bare login run in
+ * the same bracket); what a login costs in checks, and where its CPU goes.
+ */
+function loginVerdict(runs: Sample[], floor: Sample[], hashLimits: HashLimit[]): string {
   const hashRate = median(hashLimits.map((h) => h.rate));
   const loginShare = median(runs.map((run, i) => run.rps / hashLimits[i].rate));
+  const floorShare = median(floor.map((run, i) => run.rps / hashLimits[i].rate));
+  const ofFloor = median(runs.map((run, i) => run.rps / floor[i].rps));
   const loginCpuMs = median(runs.map((run) => (run.serverCpu / run.rps) * 1000));
   const hashCpuMs = median(hashLimits.map((h) => (h.cpu / h.rate) * 1000));
   const params = hashLimits[0].params;
   return [
     `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginShare >= 0.9 ? 'met' : 'MISSED'} — ${fixed(median(runs.map((run) => run.rps)), 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, the better of ${(hashLimits[0].ways ?? [{ workers: connections }]).map((w) => w.workers).join(' and ')} checks at a time)`,
+    `- the floor: a bare login (bench/bare-login.js: the same user read with its attempt counted, hash and clear, nothing else) ${fixed(median(floor.map((run) => run.rps)), 1)} logins/s, ${percent(floorShare)} of the limit; Roost ${percent(ofFloor)} of the floor`,
     `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
+    `- CPU a login, main thread / other threads (hash) / PostgreSQL, ms: Roost ${loginCpu(runs)}, the floor ${loginCpu(floor)}`,
   ].join('\n');
 }
 
@@ -342,6 +322,12 @@ async function main(): Promise<void> {
       users: [],
     };
     const flavours = [roost, parse];
+    // The floor of a login: Roost's database, users and client, only a login's unavoidable work (bench/bare-login.js).
+    const bareServer = await startBareLogin(roostUrl, keys.appId);
+    stack.push(() => bareServer.stop());
+    const bare: Flavour = { ...roost, label: 'bare login', server: bareServer, base: '', client: {}, master: {} };
+    const all = [...flavours, bare];
+    const login = scenarioList.find((scenario) => scenario.name === 'login');
 
     log(`seeding ${userCount} users on each`);
     for (const flavour of flavours) await seedUsers(flavour, flavour === roost ? 'r' : 'p');
@@ -353,27 +339,32 @@ async function main(): Promise<void> {
     for (const scenario of scenarioList) {
       for (const flavour of flavours) await warm(scenario.options(flavour, 0), 2);
     }
+    if (login) await warm(login.options(bare, 0), 2);
 
     const samples = new Map<string, Sample[]>();
-    // The hash limit of a round is measured right before and right after Roost's login run and
-    // averaged, so login is read against the machine as it was during that run.
+    // The hash limit of a round is measured right before and right after Roost's login run and the bare
+    // login's (one after the other) and averaged, so login is read against the machine as it was then.
     const hashLimits: HashLimit[] = [];
+    const pids = all.map((f) => f.server.pid);
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of scenarioList) {
         // Both databases as autovacuum (off on this machine) would leave them between two runs.
         await vacuumDatabase(roostUrl);
         await vacuumDatabase(peerUrl);
         // Alternate which server goes first, so neither always runs on the warmer machine.
-        const order = round % 2 ? flavours : [...flavours].reverse();
-        for (const flavour of order) {
+        const contenders = scenario === login ? [roost, bare, parse] : flavours;
+        const order = round % 2 ? contenders : [...contenders].reverse();
+        const hashed = (flavour?: Flavour) => scenario === login && (flavour === roost || flavour === bare);
+        let before: HashLimit | null = null;
+        for (const [i, flavour] of order.entries()) {
           const key = `${flavour.label}/${scenario.name}`;
           if (!samples.has(key)) samples.set(key, []);
-          const bracket = scenario.name === 'login' && flavour === roost;
-          const pids = flavours.map((f) => f.server.pid);
-          if (bracket) await quiesce(pids);
-          const before = bracket ? measureHashLimit() : null;
-          samples.get(key)!.push(await measure(flavour, scenario, round, flavours));
-          if (before) {
+          if (hashed(flavour) && !hashed(order[i - 1])) {
+            await quiesce(pids);
+            before = measureHashLimit();
+          }
+          samples.get(key)!.push(await measure(flavour, scenario, round, all));
+          if (before && !hashed(order[i + 1])) {
             await quiesce(pids);
             const after = measureHashLimit();
             hashLimits.push({
@@ -381,6 +372,7 @@ async function main(): Promise<void> {
               rate: (before.rate + after.rate) / 2,
               cpu: (before.cpu + after.cpu) / 2,
             });
+            before = null;
           }
         }
       }
@@ -427,8 +419,8 @@ async function main(): Promise<void> {
       row.bad,
     ]);
     const me = rows.find((row) => row.name === 'users/me');
-    const login = rows.find((row) => row.name === 'login');
-    const verdict = [me && meVerdict(me.ratio), login && loginVerdict(login.roostRuns, hashLimits)].filter((line) => line).join('\n');
+    const loginRow = rows.find((row) => row.name === 'login');
+    const verdict = [me && meVerdict(me.ratio), loginRow && loginVerdict(loginRow.roostRuns, samples.get('bare login/login')!, hashLimits)].filter((line) => line).join('\n');
     const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const settings = `${connections} connections, ${rounds} rounds × ${durationSec} s per scenario and server (after 2 s warm-up), ${userCount} seeded users per server; Parse Server ${peerVersion()} (bcrypt cost 10 via @node-rs/bcrypt) and Roost both on PostgreSQL ${await pgVersion()}`;
     process.stdout.write(`\n${table(headers, body)}\n\n${verdict}\n\n${settings}\nmachine: ${machine()}\n`);
@@ -439,7 +431,7 @@ async function main(): Promise<void> {
         `## Accounts (issue 3): Roost against Parse Server, and the password-hash limit
 
 Run ${when} on ${machine()}.
-${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process right before and right after Roost's login run of every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, the better of ${connections} at a time on libuv's default pool and one per core as Roost's PasswordHasher runs them), and login is read against the mean of the two. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
+${settings}. Each server runs in its own process (Roost: built \`dist/\`, \`LOG_LEVEL=warn\`; Parse Server: \`bench/peer/server.js\`, log level error); autocannon runs in the bench process on the same cores. Servers alternate within each round; "Roost ÷ Parse" is the median over rounds of the per-round ratio. The hash limit is measured in its own process right before and right after Roost's login run of every round (\`bench/hash-limit.js\`: argon2id \`verify\` with Roost's exported \`passwordParams\`, the better of ${connections} at a time on libuv's default pool and one per core as Roost's PasswordHasher runs them), and login is read against the mean of the two. Between the two, in the same bracket, runs the floor: a bare login server (\`bench/bare-login.js\`, its own process: Fastify, pg, the same binding one check per core, on Roost's database and users, the same two statements a Roost login makes, a small JSON answer) under the same client. Sign-up and login differ in cost on purpose: Roost hashes with argon2id (19 MiB, 2 passes), Parse Server with bcrypt (cost 10).
 
 ${table(headers, body)}
 
@@ -451,14 +443,6 @@ Reproduce: \`npm install && npm run bench:accounts\` (installs bench/peer with \
     if (verdict.includes('MISSED')) process.exitCode = 1;
   } finally {
     await stopAll();
-  }
-}
-
-function peerVersion(): string {
-  try {
-    return run(process.execPath, ['-p', "require('./node_modules/parse-server/package.json').version"], { cwd: peerDir }).trim();
-  } catch {
-    return '?';
   }
 }
 

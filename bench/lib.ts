@@ -382,13 +382,23 @@ export function machine(): string {
 
 /** A per-process CPU sampler: how busy each server under test was (from /proc, Linux only). */
 export function cpuTime(pid: number): number {
+  return statCpu(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file (a process's or a thread's), in seconds; NaN when it is gone. */
+function statCpu(path: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in seconds (USER_HZ 100)
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds of a process's main thread (the event loop; its other threads are libuv's pool and V8's helpers), from /proc. */
+export function mainThreadCpu(pid: number): number {
+  return statCpu(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /** With BENCH_PROFILE=1, the node options that make a Roost process write a CPU profile into bench/profiles/ at exit. */
