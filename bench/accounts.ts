@@ -207,6 +207,8 @@ interface Sample extends LoadResult {
   mainCpu: number;
   /** CPU-seconds per second of the server's own database's backends (and PostgreSQL's shared processes). */
   databaseCpu: number;
+  /** CPU-seconds per second of this process (autocannon, the client), on the same cores. */
+  clientCpu: number;
 }
 
 async function measure(flavour: Flavour, scenario: Scenario, round: number, all: Flavour[]): Promise<Sample> {
@@ -214,12 +216,15 @@ async function measure(flavour: Flavour, scenario: Scenario, round: number, all:
   const before = cpuTime(flavour.server.pid);
   const mainBefore = mainThreadCpu(flavour.server.pid);
   const databaseBefore = postgresCpu(flavour.database);
+  const clientBefore = process.cpuUsage();
   const result = await load(scenario.options(flavour, round));
+  const client = process.cpuUsage(clientBefore);
   const sample = {
     ...result,
     serverCpu: (cpuTime(flavour.server.pid) - before) / result.durationSec,
     mainCpu: (mainThreadCpu(flavour.server.pid) - mainBefore) / result.durationSec,
     databaseCpu: postgresCpuSince(databaseBefore, flavour.database) / result.durationSec,
+    clientCpu: (client.user + client.system) / 1e6 / result.durationSec,
   };
   log(
     `round ${round} ${flavour.label} ${scenario.name}: ${fixed(sample.rps, 1)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms, CPU ${sample.serverCpu.toFixed(2)} (main thread ${sample.mainCpu.toFixed(2)}), PostgreSQL ${sample.databaseCpu.toFixed(2)}` +
@@ -248,10 +253,10 @@ function meVerdict(ratio: number): string {
   return `- users/me: Roost ${ratio.toFixed(2)}× Parse Server's requests/s (target ≥ 10×, issue 14): ${ratio >= 10 ? 'met' : 'MISSED'}`;
 }
 
-/** Milliseconds of CPU a login: the server's main thread, its other threads (the hashes), its PostgreSQL backends. */
+/** Milliseconds of CPU a login: the server's main thread, its other threads (the hashes), its PostgreSQL backends, the client. */
 function loginCpu(runs: Sample[]): string {
   const ms = (pick: (run: Sample) => number) => median(runs.map((run) => (pick(run) / run.rps) * 1000)).toFixed(2);
-  return `${ms((run) => run.mainCpu)} / ${ms((run) => run.serverCpu - run.mainCpu)} / ${ms((run) => run.databaseCpu)}`;
+  return `${ms((run) => run.mainCpu)} / ${ms((run) => run.serverCpu - run.mainCpu)} / ${ms((run) => run.databaseCpu)} / ${ms((run) => run.clientCpu)}`;
 }
 
 /**
@@ -270,7 +275,7 @@ function loginVerdict(runs: Sample[], floor: Sample[], hashLimits: HashLimit[]):
     `- login: ${percent(loginShare)} of the password-hash limit (target ≥ 90%): ${loginShare >= 0.9 ? 'met' : 'MISSED'} — ${fixed(median(runs.map((run) => run.rps)), 1)} logins/s against ${fixed(hashRate, 1)} argon2id checks/s (memoryCost ${params.memoryCost} KiB, timeCost ${params.timeCost}, parallelism ${params.parallelism}; ${hashLimits[0].threads} libuv threads, the better of ${(hashLimits[0].ways ?? [{ workers: connections }]).map((w) => w.workers).join(' and ')} checks at a time)`,
     `- the floor: a bare login (bench/bare-login.js: the same user read with its attempt counted, hash and clear, nothing else) ${fixed(median(floor.map((run) => run.rps)), 1)} logins/s, ${percent(floorShare)} of the limit; Roost ${percent(ofFloor)} of the floor`,
     `- CPU time: ${hashCpuMs.toFixed(1)} ms per bare argon2id check, ${loginCpuMs.toFixed(1)} ms per Roost login (everything a login costs the server, hash included): a login costs ${(loginCpuMs / hashCpuMs).toFixed(2)} checks' worth of CPU`,
-    `- CPU a login, main thread / other threads (hash) / PostgreSQL, ms: Roost ${loginCpu(runs)}, the floor ${loginCpu(floor)}`,
+    `- CPU a login, main thread / other threads (hash) / PostgreSQL / the client (autocannon), ms: Roost ${loginCpu(runs)}, the floor ${loginCpu(floor)}`,
   ].join('\n');
 }
 
