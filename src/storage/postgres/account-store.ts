@@ -7,6 +7,14 @@ import { prepared } from './prepared.ts';
 import { LookupBatcher } from './lookup-batcher.ts';
 
 /**
+ * True, and the statement's transaction commits without waiting for its WAL to reach the disk
+ * (`synchronous_commit = off` for that transaction alone): a password login's two writes to login_attempts.
+ * A crash of the database may forget the attempts of its last ~0.6 s (three wal_writer_delay); nothing
+ * else is weakened (docs/operations.md, PostgreSQL).
+ */
+const asyncCommit = sql`set_config('synchronous_commit', 'off', true) = 'off'`;
+
+/**
  * The account store on PostgreSQL: session lookups (every request that carries a session token)
  * arriving together share a statement, per application (LookupBatcher).
  */
@@ -30,7 +38,7 @@ export class PostgresAccountStore extends SqlAccountStore {
    */
   override async findUserCountingAttempt(appId: string, lookup: LoginLookup, now: number, windowMs: number): Promise<{ record: UserRecord; counted: number | null } | null> {
     const { rows } = await sql<UserRow & AttemptRing>`${prepared(`roost_login_attempt_${promotedColumn('_User', lookup.field)}`, sql`WITH u AS (${userSelect(appId, lookup)}),
-      a AS (INSERT INTO login_attempts (app_id, user_id, at7) SELECT ${appId}, u.id, ${now} FROM u ${ringShift(unlocked(now, windowMs))})
+      a AS (INSERT INTO login_attempts (app_id, user_id, at7) SELECT ${appId}, u.id, ${now} FROM u WHERE ${asyncCommit} ${ringShift(unlocked(now, windowMs))})
       SELECT u.*, a.* FROM u LEFT JOIN a ON true`)}`.execute(this.db);
     const row = rows[0];
     if (!row) return null;
@@ -39,7 +47,7 @@ export class PostgresAccountStore extends SqlAccountStore {
 
   /** A right login's clear, named: planning was most of its database time. */
   override async clearLoginFailures(appId: string, userId: string): Promise<void> {
-    await sql`${prepared('roost_login_clear', clearStatement(appId, userId))}`.execute(this.db);
+    await sql`${prepared('roost_login_clear', sql`${clearStatement(appId, userId)} AND ${asyncCommit}`)}`.execute(this.db);
   }
 
   /** One text for any number of digests, so it runs as a prepared statement. */
