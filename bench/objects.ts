@@ -10,7 +10,7 @@
 // how cost grows with data), BENCH_PG_URL (admin URL), BENCH_PROFILE=1 runs the Roost processes with
 // --cpu-prof into a folder per server under bench/profiles/ (summarise one with `node bench/profile-top.js FOLDER`),
 // BENCH_STORES=sqlite or postgres runs one store only, BENCH_ONLY=get, where or range (or a list: get,where) runs only those
-// scenarios (and the yardstick). Classes are seeded with `roost import` (an export written to a temporary
+// scenarios (and the yardstick), `floor` the floor rows (bench/floor.ts). Classes are seeded with `roost import` (an export written to a temporary
 // folder) and get their indexes through POST /1.1/indexes, as an operator would.
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +48,7 @@ import {
   type LoadResult,
   type ServerProcess,
 } from './lib.ts';
+import { floorLine, startFloor } from './floor.ts';
 
 const connections = envNumber('BENCH_CONNECTIONS', 32);
 const durationSec = envNumber('BENCH_DURATION', 10);
@@ -67,6 +68,8 @@ interface Target {
   size: number;
   /** The PostgreSQL database, to count its backends' CPU. */
   database?: string;
+  /** The floor over the same class (bench/floor.ts). */
+  floor: ServerProcess;
 }
 
 function objectIdOf(n: number): string {
@@ -93,7 +96,7 @@ function random(n: number): number {
   return Math.floor(Math.random() * n);
 }
 
-type Kind = 'get' | 'where' | 'range';
+type Kind = 'get' | 'where' | 'range' | 'floor-get' | 'floor-where';
 
 interface Scenario {
   name: string;
@@ -114,16 +117,26 @@ function scenarios(bare: ServerProcess, targets: Target[]): Scenario[] {
     where: () => query({ group: random(groups) }),
     // The first 20 scores from a random point up.
     range: () => query({ score: { $gte: random(scoreRange - 1000) } }, '&order=score'),
+    'floor-get': (target) => `/floor/get/${objectIdOf(random(target.size))}`,
+    'floor-where': () => `/floor/where/${random(groups)}`,
+  };
+  const names: Record<Kind, string> = {
+    get: 'get-by-id',
+    where: 'where group (indexed)',
+    range: 'range score + order',
+    'floor-get': 'floor: bare get-by-id',
+    'floor-where': 'floor: bare where page',
   };
   for (const target of targets) {
     const headers = { 'x-lc-id': target.keys.appId, 'x-lc-key': target.keys.appKey };
-    for (const kind of ['get', 'where', 'range'] as const) {
+    for (const kind of ['get', 'where', 'range', 'floor-get', 'floor-where'] as const) {
+      const server = kind.startsWith('floor') ? target.floor : target.server;
       list.push({
-        name: `${target.label} ${kind === 'get' ? 'get-by-id' : kind === 'where' ? 'where group (indexed)' : 'range score + order'}`,
+        name: `${target.label} ${names[kind]}`,
         kind,
         target,
-        server: target.server,
-        options: { url: target.server.url, connections, durationSec, headers, next: () => ({ path: paths[kind](target) }) },
+        server,
+        options: { url: server.url, connections, durationSec, headers, next: () => ({ path: paths[kind](target) }) },
       });
     }
   }
@@ -180,8 +193,10 @@ async function startTargets(dir: string, stack: Array<() => unknown>): Promise<T
       await seed({ server, keys, size }, env, dir);
       if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
       log(`${label} ${size}: seeded in ${fixed((performance.now() - started) / 1000, 1)} s`);
+      const floor = await startFloor(label, store, { url: server.url, appId: keys.appId, appKey: keys.appKey, className });
+      stack.push(() => floor.stop());
       const suffix = sizes.length > 1 ? ` ${size.toLocaleString('en')}` : '';
-      targets.push({ label: `Roost ${label}${suffix}`, server, keys, size, database });
+      targets.push({ label: `Roost ${label}${suffix}`, server, keys, size, database, floor });
     }
   }
   return targets;
@@ -212,7 +227,11 @@ function verdicts(rows: Row[]): string[] {
     if (row.kind === 'get') {
       const wanted = store === 'PostgreSQL' ? 0.4 : 0.5;
       lines.push(`- ${row.name}: ${percent(row.ratio)} of the bare route (target ≥ ${percent(wanted)}): ${row.ratio >= wanted ? 'met' : 'MISSED'}`);
-    } else {
+    } else if (row.kind === 'floor-where') {
+      const of = (kind: Kind) => rows.find((r) => r.target === row.target && r.kind === kind)?.rps;
+      const [get, where, floorGet] = [of('get'), of('where'), of('floor-get')];
+      if (get && where && floorGet) lines.push(floorLine(row.target.label, { get, where, floorGet, floorWhere: row.rps }));
+    } else if (row.kind !== 'floor-get') {
       const base = get(row.target);
       if (!base) continue; // BENCH_ONLY without get: no yardstick for this row
       const share = row.rps / base.rps;
@@ -222,7 +241,7 @@ function verdicts(rows: Row[]): string[] {
   }
   if (sizes.length > 1) {
     const [small, large] = [Math.min(...sizes), Math.max(...sizes)];
-    for (const row of rows.filter((r) => r.target?.size === large && r.kind !== 'range')) {
+    for (const row of rows.filter((r) => r.target?.size === large && (r.kind === 'get' || r.kind === 'where'))) {
       const twin = rows.find((r) => r.kind === row.kind && r.target?.size === small && !!r.target.database === !!row.target!.database)!;
       const change = row.rps / twin.rps;
       lines.push(`- ${row.name} at ${large.toLocaleString('en')} ÷ at ${small.toLocaleString('en')}: ${percent(change)} (target ≥ 80%): ${change >= 0.8 ? 'met' : 'MISSED'}`);
@@ -244,13 +263,13 @@ async function main(): Promise<void> {
     stack.push(() => bare.stop());
     log(`bare fastify pid ${bare.pid} at ${bare.url}`);
 
-    const list = scenarios(bare, targets).filter((s) => s.kind === 'bare' || !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.kind));
+    const list = scenarios(bare, targets).filter((s) => s.kind === 'bare' || !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.kind.startsWith('floor') ? 'floor' : s.kind));
     log(`warming up (3 s each), then ${rounds} rounds × ${list.length} scenarios × ${durationSec} s at ${connections} connections`);
     for (const scenario of list) await warm(scenario.options);
 
     const samples = new Map<string, Sample[]>(list.map((s) => [s.name, []]));
     for (let round = 1; round <= rounds; round++) {
-      const pids = [bare.pid, ...targets.map((t) => t.server.pid)];
+      const pids = [bare.pid, ...targets.flatMap((t) => [t.server.pid, t.floor.pid])];
       for (const scenario of list) samples.get(scenario.name)!.push(await measure(scenario, round, pids));
     }
     await stopAll();
@@ -297,7 +316,7 @@ async function main(): Promise<void> {
         `## Objects (issues 2 and 14): get-by-id, indexed \`where\` and range queries, SQLite and PostgreSQL
 
 Run ${when} on ${machine()}.
-${settings}. Each server runs alone in its own process (built \`dist/\`, \`LOG_LEVEL=warn\`); autocannon runs in the bench process on the same two cores as the servers and PostgreSQL, so absolute figures are bounded by the machine — read the ratios. "vs bare" is the median over rounds of (scenario req/s ÷ bare route req/s in the same round); "server CPU" is CPU-seconds per second of the server process (1.00 = one core busy), "CPU µs/req" the server's CPU time per request, "PostgreSQL CPU µs/req" that of the database's backends.
+${settings}. Each server runs alone in its own process (built \`dist/\`, \`LOG_LEVEL=warn\`); autocannon runs in the bench process on the same two cores as the servers and PostgreSQL, so absolute figures are bounded by the machine — read the ratios. "vs bare" is the median over rounds of (scenario req/s ÷ bare route req/s in the same round); "server CPU" is CPU-seconds per second of the server process (1.00 = one core busy), "CPU µs/req" the server's CPU time per request, "PostgreSQL CPU µs/req" that of the database's backends. The floor rows are bench/floor-server.js over the same class: a bare Fastify route with the same driver running one prepared primary-key lookup (get-by-id) or the SQL Roost sends for the \`where\` page (20 rows), its rows' stored JSON spliced with the id and dates, and nothing else of Roost: what any server must do, so the floor's own where ÷ get-by-id is what this host allows the target.
 
 ${table(headers, body)}
 

@@ -1,0 +1,72 @@
+// The floor of bench/objects.ts: a bare Fastify route doing what any server must do for get-by-id and for the
+// `where` page, with the same driver as Roost and none of Roost (no auth, no where parse, no hooks, no metrics):
+// one prepared statement on the class Roost serves, its rows' stored JSON spliced with the id and ISO dates,
+// answered as JSON. The page's statement is the SQL Roost sends for `{"group":<n>}`, limit 20 (the union of
+// the equality's two index sides, read as stored; on PostgreSQL with its scope written in, named), run alone
+// for each request: no batching. On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
+// which Roost rewrites as JSON.stringify's; the floor skips that. Env: PORT, FLOOR_APP, FLOOR_CLASS, and
+// FLOOR_SQLITE (a file) or FLOOR_PG (a URL).
+import Fastify from 'fastify';
+
+const app = process.env.FLOOR_APP;
+const className = process.env.FLOOR_CLASS;
+const quote = (text) => `'${text.replace(/'/g, "''")}'`;
+
+/** A stored row's JSON text with its id and dates, as Roost answers it (fields first, then the three). */
+function objectJson(id, created, updated, data) {
+  const tail = `"objectId":"${id}","createdAt":"${new Date(Number(created)).toISOString()}","updatedAt":"${new Date(Number(updated)).toISOString()}"}`;
+  return data.length > 2 ? `${data.slice(0, -1)},${tail}` : `{${tail}`;
+}
+
+function sqliteFloor(path) {
+  // Loaded here: a PostgreSQL floor needs no SQLite binding, and the reverse.
+  return import('better-sqlite3').then(({ default: Database }) => {
+    const db = new Database(path, { readonly: true });
+    db.pragma('mmap_size = 2147418112');
+    const byId = db.prepare('SELECT o.created_at, o.updated_at, o.data FROM objects o WHERE o.app_id = ? AND o.class_name = ? AND o.id = ? AND (instr(o.readers, ?) > 0)').raw(true);
+    const page = db.prepare(`SELECT o.id, o.created_at, o.updated_at, o.data AS data FROM (SELECT * FROM (SELECT o.id, o.created_at, o.updated_at, o.data FROM objects o
+    WHERE o.app_id = +? AND o.class_name = +? AND (json_extract(o.data, '$."group"') = ? AND (? NOT IN (0, 1) OR json_type(o.data, '$."group"') IN ('integer', 'real'))) AND 1=1 AND (instr(o.readers, ?) > 0) ORDER BY o.created_at ASC, o.id ASC LIMIT 20) a UNION ALL SELECT * FROM (SELECT o.id, o.created_at, o.updated_at, o.data FROM (SELECT rowid AS r FROM objects WHERE app_id = +? AND class_name = +?
+      AND json_extract(data, '$."group"') >= '[' AND json_extract(data, '$."group"') < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r
+    WHERE o.app_id = +? AND o.class_name = +? AND (json_type(o.data, '$."group"') = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, '$."group"') e WHERE (e.type IN ('integer', 'real') AND e.value IN (SELECT value FROM json_each(?))))) AND 1=1 AND (instr(o.readers, ?) > 0) ORDER BY o.created_at ASC, o.id ASC LIMIT 20) b) o
+    ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`).raw(true);
+    return {
+      get: async (id) => byId.get(app, className, id, '"*"'),
+      page: async (group) => page.all(app, className, group, group, '"*"', app, className, app, className, `[${group}]`, '"*"'),
+    };
+  });
+}
+
+function postgresFloor(url) {
+  return import('pg').then(({ default: pg }) => {
+    const types = { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) };
+    const pool = new pg.Pool({ connectionString: url, max: 10, types, options: '-c jit=off' });
+    const scope = `o.app_id = ${quote(app)} AND o.class_name = ${quote(className)}`;
+    const side = (condition) => `SELECT o.id, o.created_at, o.updated_at, o.data FROM objects o
+    WHERE ${scope} AND ${condition} AND 1=1 AND o.readers && '{*}'::text[] ORDER BY o.created_at ASC, o.id ASC LIMIT 20`;
+    const path = `(o.data #> '{"group"}'::text[])`;
+    const pageText = `SELECT o.id, o.created_at, o.updated_at, o.data::text AS data FROM (SELECT * FROM (${side(`${path} = $1::jsonb`)}) a UNION ALL SELECT * FROM (${side(
+      `(${path} > 'true'::jsonb AND ${path} < '{}'::jsonb AND o.data @> $2::jsonb)`,
+    )}) b) o
+    ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`;
+    const byIdText = `SELECT o.created_at, o.updated_at, o.data::text FROM objects o WHERE ${scope} AND o.id = $1 AND o.readers && '{*}'::text[]`;
+    return {
+      get: async (id) => (await pool.query({ name: 'floor_get', text: byIdText, values: [id], rowMode: 'array' })).rows[0],
+      page: async (group) => (await pool.query({ name: 'floor_page', text: pageText, values: [String(group), `{"group":[${group}]}`], rowMode: 'array' })).rows,
+    };
+  });
+}
+
+const floor = await (process.env.FLOOR_SQLITE ? sqliteFloor(process.env.FLOOR_SQLITE) : postgresFloor(process.env.FLOOR_PG));
+const server = Fastify({ logger: false });
+server.get('/floor/health', async () => ({ ok: true }));
+server.get('/floor/get/:id', async (request, reply) => {
+  const row = await floor.get(request.params.id);
+  if (!row) return reply.code(404).send({ code: 101, error: 'Object not found.' });
+  return reply.type('application/json; charset=utf-8').send(objectJson(request.params.id, row[0], row[1], row[2]));
+});
+server.get('/floor/where/:group', async (request, reply) => {
+  const rows = await floor.page(Number(request.params.group));
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.map((r) => objectJson(r[0], r[1], r[2], r[3])).join(',')}]}`);
+});
+await server.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 3998) });
+process.on('SIGTERM', () => server.close().then(() => process.exit(0)));

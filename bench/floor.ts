@@ -1,0 +1,36 @@
+// The floor rows of bench/objects.ts: for each store, a bare Fastify route doing what any server must do for
+// get-by-id and for the `where` page (bench/floor-server.js: the same driver, the page's own SQL, no Roost), so the
+// page's target (≥ 50% of get-by-id) can be read against what the host allows: the floor's own ratio.
+import { join } from 'node:path';
+import { benchDir, freePort, percent, startServer, type ServerProcess } from './lib.ts';
+
+/** Starts the floor over the class Roost serves from `store`, and checks its page is Roost's (the same objects). */
+export async function startFloor(
+  label: string,
+  store: { databaseUrl?: string; sqlitePath?: string },
+  target: { url: string; appId: string; appKey: string; className: string },
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), FLOOR_APP: target.appId, FLOOR_CLASS: target.className };
+  if (store.databaseUrl) env.FLOOR_PG = store.databaseUrl;
+  else env.FLOOR_SQLITE = store.sqlitePath;
+  const floor = await startServer({ name: `floor ${label}`, command: process.execPath, args: [join(benchDir, 'floor-server.js')], env, port, healthPath: '/floor/health' });
+  const roost = await fetch(`${target.url}/1.1/classes/${target.className}?where=${encodeURIComponent('{"group":7}')}&limit=20`, {
+    headers: { 'x-lc-id': target.appId, 'x-lc-key': target.appKey },
+  });
+  const bare = await fetch(`${floor.url}/floor/where/7`);
+  const [roostText, bareText] = [await roost.text(), await bare.text()];
+  // SQLite: the same bytes. PostgreSQL: the floor sends jsonb's text (spaced), so the same values.
+  const same = store.databaseUrl ? JSON.stringify(JSON.parse(roostText)) === JSON.stringify(JSON.parse(bareText)) : roostText === bareText;
+  if (!same || JSON.parse(bareText).results.length !== 20) {
+    await floor.stop();
+    throw new Error(`floor ${label}: its page is not Roost's:\n${bareText.slice(0, 400)}\n${roostText.slice(0, 400)}`);
+  }
+  return floor;
+}
+
+/** The floor's line: its where ÷ its get-by-id beside Roost's, and Roost's where as a share of the floor's. */
+export function floorLine(label: string, rps: { get: number; where: number; floorGet: number; floorWhere: number }): string {
+  const floorRatio = rps.floorWhere / rps.floorGet;
+  return `- ${label}: floor where ÷ floor get-by-id ${percent(floorRatio)} (Roost's where ÷ get-by-id ${percent(rps.where / rps.get)}); Roost get-by-id ${percent(rps.get / rps.floorGet)} of the floor's, Roost where ${percent(rps.where / rps.floorWhere)} of the floor's`;
+}
