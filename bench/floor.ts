@@ -29,8 +29,18 @@ export async function startFloor(
   return floor;
 }
 
-/** The floor's line: its where ÷ its get-by-id beside Roost's, and Roost's where as a share of the floor's. */
-export function floorLine(label: string, rps: { get: number; where: number; floorGet: number; floorWhere: number }): string {
-  const floorRatio = rps.floorWhere / rps.floorGet;
-  return `- ${label}: floor where ÷ floor get-by-id ${percent(floorRatio)} (Roost's where ÷ get-by-id ${percent(rps.where / rps.get)}); Roost get-by-id ${percent(rps.get / rps.floorGet)} of the floor's, Roost where ${percent(rps.where / rps.floorWhere)} of the floor's`;
+/** A row's figures: req/s (median) and the server's CPU µs a request (median). */
+export interface FloorFigures {
+  rps: number;
+  cpu: number;
+}
+
+/**
+ * The floor's line: its where ÷ its get-by-id beside Roost's, by req/s and by the server's CPU a request (the steadier
+ * of the two on a host whose speed moves between rows), and what Roost costs a request against the floor.
+ */
+export function floorLine(label: string, f: { get: FloorFigures; where: FloorFigures; floorGet: FloorFigures; floorWhere: FloorFigures }): string {
+  const share = (a: FloorFigures, b: FloorFigures) => `${percent(a.rps / b.rps)} by req/s, ${percent(b.cpu / a.cpu)} by CPU a request`;
+  return `- ${label}: floor where ÷ floor get-by-id ${share(f.floorWhere, f.floorGet)}; Roost's where ÷ get-by-id ${share(f.where, f.get)}; ` +
+    `Roost's CPU a request ${(f.get.cpu / f.floorGet.cpu).toFixed(2)}× the floor's (get-by-id), ${(f.where.cpu / f.floorWhere.cpu).toFixed(2)}× (where)`;
 }

@@ -228,9 +228,9 @@ function verdicts(rows: Row[]): string[] {
       const wanted = store === 'PostgreSQL' ? 0.4 : 0.5;
       lines.push(`- ${row.name}: ${percent(row.ratio)} of the bare route (target ≥ ${percent(wanted)}): ${row.ratio >= wanted ? 'met' : 'MISSED'}`);
     } else if (row.kind === 'floor-where') {
-      const of = (kind: Kind) => rows.find((r) => r.target === row.target && r.kind === kind)?.rps;
-      const [get, where, floorGet] = [of('get'), of('where'), of('floor-get')];
-      if (get && where && floorGet) lines.push(floorLine(row.target.label, { get, where, floorGet, floorWhere: row.rps }));
+      const of = (kind: Kind) => rows.find((r) => r.target === row.target && r.kind === kind);
+      const [get, where, floorGet] = [of('get'), of('where'), of('floor-get')].map((r) => r && { rps: r.rps, cpu: r.cpuPerRequest });
+      if (get && where && floorGet) lines.push(floorLine(row.target.label, { get, where, floorGet, floorWhere: { rps: row.rps, cpu: row.cpuPerRequest } }));
     } else if (row.kind !== 'floor-get') {
       const base = get(row.target);
       if (!base) continue; // BENCH_ONLY without get: no yardstick for this row
