@@ -293,6 +293,9 @@ export const postgresDialect: SqlDialect = {
     className: sql.raw(quoteLiteral(className)),
     readable: readers !== null && readers.length === 1 && readers[0] === '*' ? sql`o.readers && '{*}'::text[]` : null,
   }),
+  // An index-only scan needs every column a statement reads of the table in the index, and a declared index holds
+  // expressions of data, not data: the planner reads the rows whatever else the index holds (bench/RESULTS.md, Subqueries).
+  rowKey: null,
 
   uniqueViolation(error: unknown): ViolatedIndex | null {
     const e = error as { code?: string; constraint?: string };

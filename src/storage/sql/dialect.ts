@@ -188,6 +188,12 @@ export interface SqlDialect {
    * at 1%, which made it sort all of a value's rows.
    */
   pinnedScope(appId: string, className: string, readers: readonly string[] | null): PinnedScope | null;
+  /**
+   * The column of `objects o` that finds a row again by itself (SQLite's rowid), for an $inQuery page that picks its
+   * rows from the declared index alone and reads the rest of only those it keeps (where.ts lateRows); null reads the
+   * rows as they are picked (PostgreSQL: its planner reads no index on an expression of data alone).
+   */
+  readonly rowKey: Sql | null;
 }
 
 export interface PinnedScope {

@@ -40,7 +40,10 @@ export interface WhereScope {
  * the limit are dropped, as the hosted service drops them. It is findStatement's page of the class.
  */
 function subqueryValues(scope: WhereScope, query: SubQuery, value: Sql): Sql {
-  const page = findStatement({ ...scope, className: query.className }, sql`o.id, o.created_at, o.updated_at, ${value} AS v`, query);
+  // What its order reads besides the value (a split's outer ORDER BY reads only selected columns): updated_at only
+  // when ordered by it, so a declared index holding the rest (created_at, id) answers alone (SQLite: schema-ddl.ts).
+  const updated = query.order.some((key) => key.path.length === 1 && key.path[0] === 'updatedAt');
+  const page = findStatement({ ...scope, className: query.className }, sql`o.id, o.created_at, ${updated ? sql`o.updated_at, ` : sql``}${value} AS v`, query);
   return sql`SELECT s.v FROM (${page}) s`;
 }
 
@@ -303,6 +306,16 @@ export function pageStatement(scope: WhereScope, select: PageSelect, query: Page
   return plannedOnce ? scope.dialect.reusedShape(statement) : statement;
 }
 
+/**
+ * A page picked by `picked` reading only each row's key (dialect.rowKey), then `read` of the rows it keeps, by that
+ * key, in `order`: an $inQuery page's probes read the pointer's declared index alone where it holds the pointer's
+ * class and the readers (SQLite: schema-ddl.ts), and the rows' JSON is read for the page's 20, not for the 100 the
+ * subquery's ids probe: 570-620 -> 300 µs for bench:subqueries' statement (bench/RESULTS.md, Subqueries).
+ */
+function lateRows(rowKey: Sql, picked: (read: Sql) => Sql, read: Sql, order: Sql): Sql {
+  return sql`SELECT ${read} FROM (${picked(sql`${rowKey} AS k`)}) p CROSS JOIN objects o ON ${rowKey} = p.k ORDER BY ${order}`;
+}
+
 function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQuery): { statement: Sql; plannedOnce: boolean } {
   const { dialect, appId, className } = scope;
   const nearest = query.order.length === 0 ? nearestOf(query.where) : null;
@@ -326,7 +339,10 @@ function pageOf(scope: WhereScope, { select, columns }: PageSelect, query: PageQ
   const page = sql.raw(`LIMIT ${Number(query.limit)} OFFSET ${Number(query.skip)}`);
   const publicOrMaster = scope.readers === null || (scope.readers.length === 1 && scope.readers[0] === '*');
   const source = split === null ? pointerSource(scope, query.where, inQuery ? pinned : null) : null;
-  if (source !== null) return { statement: sql`${rows(source.condition, source.from)} ORDER BY ${order} ${page}`, plannedOnce: publicOrMaster && inQuery && pinned !== null };
+  if (source !== null) {
+    const picked = (read?: Sql) => sql`${rows(source.condition, source.from, read)} ORDER BY ${order} ${page}`;
+    return { statement: dialect.rowKey === null ? picked() : lateRows(dialect.rowKey, picked, columns ?? select, order), plannedOnce: publicOrMaster && inQuery && pinned !== null };
+  }
   if (split === null) {
     const statement = sql`${rows(compileWhere(scope, query.where))} ORDER BY ${order} ${page}`;
     return { statement, plannedOnce: (creation && pinned !== null) || (publicOrMaster && (uniqueEquality(className, query.where) || ((rising || near) && pinned !== null))) };

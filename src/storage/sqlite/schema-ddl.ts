@@ -5,6 +5,9 @@ import { quoteLiteral } from '../sql/literal.ts';
 /** How long a process waits for another one's migrations before giving up. */
 const migrationWaitMs = 10 * 60_000;
 
+/** A key on a pointer's objectId (`post.objectId`), the key an $inQuery on `post` probes. */
+const pointerId = (path: string[]) => path.length > 1 && path[path.length - 1] === 'objectId';
+
 /**
  * Declared indexes lead with (app_id, class_name): SQLite cannot use a partial index against the bound
  * app and class. Keys as json_extract(data, '<path>'), the where compiler's spelling (dialect.ts), which
@@ -13,12 +16,13 @@ const migrationWaitMs = 10 * 60_000;
  */
 export const sqliteClassIndexes: ClassIndexDdl = {
   create(indexName, _appId, _className, keys, unique) {
-    const columns = keys.map((key) => {
-      const path = '$' + key.path.map((segment) => `."${segment}"`).join('');
-      return `json_extract(data, ${quoteLiteral(path)})${key.descending ? ' DESC' : ''}`;
-    });
-    // The default order last, so an equality on the keys reads its rows already in that order (findStatement).
-    if (!unique) columns.push('created_at', 'id');
+    const extract = (path: string[]) => `json_extract(data, ${quoteLiteral('$' + path.map((segment) => `."${segment}"`).join(''))})`;
+    const columns = keys.map((key) => `${extract(key.path)}${key.descending ? ' DESC' : ''}`);
+    // The default order last, so an equality on the keys reads its rows already in that order (findStatement);
+    // then what a subquery's page and an $inQuery's probes test of each row, so they read the index alone (where.ts
+    // lateRows): the class of a pointer whose objectId is a key (pointerSource), and the readers. An index built
+    // before these columns serves the same statements, reading the rows (docs/operations.md, "Indexes on SQLite").
+    if (!unique) columns.push('created_at', 'id', ...keys.flatMap((key) => (pointerId(key.path) ? [extract([...key.path.slice(0, -1), 'className'])] : [])), 'readers');
     return [`${unique ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${indexName}" ON objects (app_id, class_name, ${columns.join(', ')})`];
   },
   drop: (indexName) => [`DROP INDEX IF EXISTS "${indexName}"`],
