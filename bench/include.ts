@@ -27,6 +27,8 @@ import {
   machine,
   median,
   percent,
+  postgresCpu,
+  postgresCpuSince,
   profileArgs,
   quiesce,
   recordSection,
@@ -55,6 +57,8 @@ interface Target {
   server: ServerProcess;
   keys: AppKeys;
   postIds: string[];
+  /** The PostgreSQL target's database (its backends' CPU is logged beside the server's). */
+  database?: string;
 }
 
 async function call(target: { server: ServerProcess; keys: AppKeys }, method: string, path: string, body: unknown): Promise<any> {
@@ -141,9 +145,13 @@ interface Sample extends LoadResult {
 async function measure(scenario: Scenario, pids: number[]): Promise<Sample> {
   await quiesce(pids);
   const before = cpuTime(scenario.target.server.pid);
+  const { database } = scenario.target;
+  const databaseBefore = database === undefined ? null : postgresCpu(database);
   const result = await load(scenario.options);
   const serverCpu = (cpuTime(scenario.target.server.pid) - before) / result.durationSec;
-  log(`${scenario.name}: ${fixed(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, server CPU ${serverCpu.toFixed(2)}` +
+  const perRequest = (cpu: number) => `${fixed((cpu / result.durationSec / result.rps) * 1e6)} µs/req`;
+  const databaseCpu = databaseBefore === null ? '' : `, PostgreSQL CPU ${perRequest(postgresCpuSince(databaseBefore, database))}`;
+  log(`${scenario.name}: ${fixed(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, server CPU ${serverCpu.toFixed(2)} (${perRequest(serverCpu * result.durationSec)})${databaseCpu}` +
     (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors} ${JSON.stringify(result.statuses)}` : ''));
   return { ...result, serverCpu };
 }
@@ -163,7 +171,7 @@ async function startTargets(dir: string, stack: Array<() => unknown>): Promise<T
     const postIds = await seed({ server, keys });
     if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
     log(`${label}: ${authorCount} authors, ${categoryCount} categories, ${postCount} posts seeded in ${fixed((performance.now() - started) / 1000, 1)} s`);
-    targets.push({ label: `Roost ${label}`, server, keys, postIds });
+    targets.push({ label: `Roost ${label}`, server, keys, postIds, database });
   }
   return targets;
 }
