@@ -21,6 +21,8 @@ export interface LookupStatement<Scope, Row> {
   select(scope: Scope, keys: readonly string[]): Promise<Row[]>;
   /** The key a row answers. */
   keyOf(row: Row): string;
+  /** Keys one statement looks up at most (200 unless given). */
+  maxKeys?: number;
 }
 
 /**
@@ -60,8 +62,9 @@ export class LookupBatcher<Scope, Row> {
     const groups = [...this.groups.values()];
     this.groups.clear();
     for (const group of groups) {
-      for (let start = 0; start < group.waiting.length; start += maxKeysPerStatement) {
-        void this.flushes.run(() => this.run(group.scope, group.waiting.slice(start, start + maxKeysPerStatement)));
+      const max = this.statement.maxKeys ?? maxKeysPerStatement;
+      for (let start = 0; start < group.waiting.length; start += max) {
+        void this.flushes.run(() => this.run(group.scope, group.waiting.slice(start, start + max)));
       }
     }
   }

@@ -21,7 +21,7 @@ import type { Sql, SqlDialect } from './dialect.ts';
 import { compileWhere, countStatement, pageStatement, type PageSelect } from './where.ts';
 import { pageShape, pageWithValues, type PageShapeQuery } from './page-shapes.ts';
 import { StatementShapes } from './statement-shapes.ts';
-import { IncludeLevelStatements } from './include-levels.ts';
+import { IncludeLevelStatements, type LevelRefs } from './include-levels.ts';
 import { boundNear, firstNearestRadius, nearestOf, nextNearestRadius } from './geo.ts';
 import { migrate } from './migrations/migrate.ts';
 import { SqlQuotaPauses } from './quota-pause-store.ts';
@@ -75,7 +75,7 @@ export class SqlStore implements Store {
   /** Query pages' compiled statements by shape (statement-shapes.ts). */
   private readonly shapes = new StatementShapes();
   /** Include levels' statements, built once per application and readers. */
-  private readonly levels: IncludeLevelStatements;
+  protected readonly levels: IncludeLevelStatements;
 
   constructor(options: { db: Kysely<any>; dialect: SqlDialect; secrets?: SecretBox }) {
     this.apps = new SqlAppStore({ ...options, secrets: options.secrets ?? processSecretBox() });
@@ -202,7 +202,7 @@ export class SqlStore implements Store {
   async getObjectsJson(appId: string, refs: ReadonlyArray<{ className: string; objectId: string }>, readers: Readers): Promise<Array<FoundJson & { className: string }>> {
     const plausible = refs.filter((ref) => isPlausibleId(ref.objectId));
     if (plausible.length === 0) return [];
-    const rows = await this.foundJsonTuples(this.levels.statement(appId, plausible, readers));
+    const rows = await this.levelTuples(appId, plausible, readers);
     return rows.map(([id, createdAt, updatedAt, data, className]) => ({
       className: className!,
       objectId: id,
@@ -210,6 +210,11 @@ export class SqlStore implements Store {
       updatedAt: Number(updatedAt),
       dataJson: this.dialect.dataJson(data),
     }));
+  }
+
+  /** The rows of an include level (getObjectsJson), class last; PostgresStore reads the levels of a turn together. */
+  protected levelTuples(appId: string, refs: LevelRefs, readers: Readers): Promise<FoundJsonTuple[]> {
+    return this.foundJsonTuples(this.levels.statement(appId, refs, readers));
   }
 
   /** The rows of getObjects: the ids bound as one parameter, so a level of a thousand results' arrays of pointers stays one short statement. */
