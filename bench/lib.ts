@@ -2,22 +2,24 @@ import { createHash } from 'node:crypto';
 // Shared helpers of the benchmarks: processes under test, databases, autocannon runs, tables.
 // Every server under test runs in its own process; autocannon runs in this one.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { cpus, totalmem, release, type } from 'node:os';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import autocannon from 'autocannon';
-import pg from 'pg';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const benchDir = join(root, 'bench');
 /** The checkout whose build is measured: this one, unless BENCH_ROOST_DIR names another (e.g. an older commit). */
 export const roostDir = process.env.BENCH_ROOST_DIR ?? root;
 
-/** Local PostgreSQL server (trust auth) that the PostgreSQL runs create their databases on. */
-export const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export { pgAdminUrl, databaseUrl, withAdmin, createDatabase, analyzeDatabase, vacuumDatabase, dropDatabase } from './databases.ts';
+export { cpuTime, mainThreadCpu, postgresCpu, postgresCpuSince } from './cpu.ts';
+export { load, warm, type LoadOptions, type LoadResult } from './load.ts';
+import { load, warm, type LoadOptions } from './load.ts';
+import { cpuTime } from './cpu.ts';
+import { createDatabase, dropDatabase } from './databases.ts';
 
 export function envNumber(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -216,139 +218,6 @@ export async function startBare(): Promise<ServerProcess> {
 
 // ── PostgreSQL databases of a run ────────────────────────────────────────────
 
-export function databaseUrl(name: string): string {
-  const url = new URL(pgAdminUrl);
-  url.pathname = '/' + name;
-  return url.toString();
-}
-
-export async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: pgAdminUrl });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A fresh database (dropped first if a crashed run left it). */
-export async function createDatabase(name: string): Promise<string> {
-  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad database name ${name}`);
-  await withAdmin(async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  });
-  return databaseUrl(name);
-}
-
-/**
- * Refreshes the planner's statistics of a database after seeding, as autovacuum would within a
- * minute on a default server. Without it (autovacuum is off on this machine's PostgreSQL) the
- * planner knows nothing of the seeded rows and may scan a whole class for a get-by-id.
- */
-export function analyzeDatabase(url: string): Promise<void> {
-  return maintainDatabase(url, 'ANALYZE');
-}
-
-/**
- * Clears the dead rows and pending index entries a run of writes left, as autovacuum would between two
- * of a default server's runs: with it off here, each scenario would otherwise pay for every earlier one's
- * updates (bench:accounts' update ran after the sign-ups over a growing GIN backlog).
- */
-export function vacuumDatabase(url: string): Promise<void> {
-  return maintainDatabase(url, 'VACUUM (ANALYZE)');
-}
-
-async function maintainDatabase(url: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-export async function dropDatabase(name: string): Promise<void> {
-  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad database name ${name}`);
-  await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-}
-
-// ── load ─────────────────────────────────────────────────────────────────────
-
-export interface LoadOptions {
-  url: string;
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  headers?: Record<string, string>;
-  /** Called for every request: the path (and body) to send. */
-  next: (index: number) => { path: string; body?: unknown; headers?: Record<string, string> };
-  connections: number;
-  durationSec: number;
-  /** For runs that must not repeat a request (e.g. sign-ups): stop after this many. */
-  maxRequests?: number;
-}
-
-export interface LoadResult {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** Responses by status code, to tell what went wrong when non2xx is not 0. */
-  statuses: Record<string, number>;
-  durationSec: number;
-}
-
-export async function load(options: LoadOptions): Promise<LoadResult> {
-  let index = 0;
-  const baseHeaders = { ...(options.headers ?? {}) };
-  const result = await autocannon({
-    url: options.url,
-    connections: options.connections,
-    duration: options.durationSec,
-    amount: options.maxRequests,
-    pipelining: 1,
-    timeout: 10,
-    requests: [
-      {
-        method: options.method ?? 'GET',
-        setupRequest: (request: any) => {
-          const next = options.next(index++);
-          request.path = next.path;
-          request.headers = { ...baseHeaders, ...(next.headers ?? {}) };
-          if (next.body !== undefined) {
-            request.body = JSON.stringify(next.body);
-            request.headers['content-type'] = 'application/json';
-          } else {
-            delete request.body;
-          }
-          return request;
-        },
-      },
-    ],
-  });
-  const elapsedSec = (result.duration ?? options.durationSec) || options.durationSec;
-  const completed = result.requests.total;
-  return {
-    requests: completed,
-    // Averaging per-second samples drops partial seconds; requests over elapsed time is exact.
-    rps: completed / elapsedSec,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
-    durationSec: elapsedSec,
-  };
-}
-
-/** A short run whose figures are thrown away: JIT, caches and connection pools warm up. */
-export async function warm(options: LoadOptions, seconds = 3): Promise<void> {
-  await load({ ...options, durationSec: seconds });
-}
-
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -380,59 +249,9 @@ export function machine(): string {
   return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${gib} GiB, ${type()} ${release()}, Node ${process.version}`;
 }
 
-/** A per-process CPU sampler: how busy each server under test was (from /proc, Linux only). */
-export function cpuTime(pid: number): number {
-  return statCpu(`/proc/${pid}/stat`);
-}
-
-/** utime + stime of a /proc stat file (a process's or a thread's), in seconds; NaN when it is gone. */
-function statCpu(path: string): number {
-  try {
-    const stat = readFileSync(path, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in seconds (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds of a process's main thread (the event loop; its other threads are libuv's pool and V8's helpers), from /proc. */
-export function mainThreadCpu(pid: number): number {
-  return statCpu(`/proc/${pid}/task/${pid}/stat`);
-}
-
 /** With BENCH_PROFILE=1, the node options that make a Roost process write a CPU profile into bench/profiles/ at exit. */
 export function profileArgs(): string[] {
   return process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(benchDir, 'profiles')}`] : [];
-}
-
-/**
- * CPU seconds used so far by the PostgreSQL processes on this machine (from /proc): with
- * `database`, only that database's backends and the server's own processes (WAL writer,
- * checkpointer, …), so other people's sessions on the same server are not counted.
- */
-export function postgresCpu(database?: string): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const clientBackend = /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title);
-      if (database !== undefined && clientBackend && !title.includes(` ${database} `)) continue;
-      out.set(Number(entry), cpuTime(Number(entry)) || 0);
-    } catch {
-      // the process ended
-    }
-  }
-  return out;
-}
-
-/** CPU used since `before` by the PostgreSQL processes alive now (a process that ended in between is not counted). */
-export function postgresCpuSince(before: Map<number, number>, database?: string): number {
-  let total = 0;
-  for (const [pid, cpu] of postgresCpu(database)) total += cpu - (before.get(pid) ?? 0);
-  return total;
 }
 
 /**
