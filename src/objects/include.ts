@@ -3,7 +3,7 @@ import { dictionary, own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
 import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import { toWire, topLevelFields, wireJson, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
+import { idAndDates, openFields, serverKeyAtTop, toWire, topLevelFields, type FieldText, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -178,17 +178,23 @@ export async function readIncludedJson(roots: readonly JsonObject[], plan: Inclu
   const { wanted } = pointersOf(roots.map((data) => ({ data, plan })), new Set());
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
-  for (const one of await read(wanted)) found.set(refKey(one), includedObjectJson(one.className, one));
+  const classesJson = new Map<string, string>();
+  for (const one of await read(wanted)) {
+    let classJson = classesJson.get(one.className);
+    if (classJson === undefined) classesJson.set(one.className, (classJson = JSON.stringify(one.className)));
+    found.set(refKey(one), includedObjectJson(one.className, classJson, one));
+  }
   return found;
 }
 
-function includedObjectJson(className: string, one: FoundJson): string {
-  const ref = { className, objectId: one.objectId };
-  if (includedKeyInJson.test(one.dataJson)) {
-    const object: StoredObject = { ...ref, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(one.dataJson) as JsonObject };
+/** The included object's text made at once: its fields' text (its closing brace left out), id, dates, `__type` and className (`classJson`, its JSON). */
+function includedObjectJson(className: string, classJson: string, one: FoundJson): string {
+  const json = one.dataJson;
+  if (includedKeyInJson.test(json) || serverKeyAtTop(json)) {
+    const object: StoredObject = { className, objectId: one.objectId, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(json) as JsonObject };
     return JSON.stringify({ ...toWire(object), __type: 'Pointer', className });
   }
-  return `${wireJson(ref, one).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(className)}}`;
+  return `${openFields(json)}${idAndDates(one, one)},"__type":"Pointer","className":${classJson}}`;
 }
 
 /** A root of an included page: its fields' text (topLevelFields) and the values of its included fields, parsed from that text alone. */
@@ -207,9 +213,27 @@ export function includingRoot(json: string, plan: IncludePlan): IncludingRoot | 
   const data = dictionary<Json>();
   for (const { key, start, end } of fields) {
     if (key === 'objectId' || key === 'createdAt' || key === 'updatedAt') return null;
-    if (plan.children.has(key)) data[key] = JSON.parse(json.slice(start, end)) as Json;
+    if (plan.children.has(key)) data[key] = valueAt(json, start, end);
   }
   return { fields, data };
+}
+
+/**
+ * A pointer's text as JSON.stringify writes a stored pointer (its three keys in this order, no escapes, no control
+ * characters): what JSON.parse would give of it, the common case, is built from its two strings.
+ */
+const pointerText = /\{"__type":"Pointer","className":"([^"\\\u0000-\u001f]*)","objectId":"([^"\\\u0000-\u001f]*)"\}/y;
+
+/**
+ * JSON.parse of the value's text at [start, end) of `json`, a plain pointer's read from the text itself (the value of
+ * an included field mostly is one); anything else is parsed. test/include-pointer-text.test.ts holds the page's bytes
+ * to the full path's for pointers in other forms.
+ */
+function valueAt(json: string, start: number, end: number): Json {
+  pointerText.lastIndex = start;
+  const match = pointerText.exec(json);
+  if (match !== null && pointerText.lastIndex === end) return { __type: 'Pointer', className: match[1], objectId: match[2] };
+  return JSON.parse(json.slice(start, end)) as Json;
 }
 
 /**
@@ -235,7 +259,9 @@ export function includedRootJson(root: FoundJson, { fields, data }: IncludingRoo
     out += json.slice(from, start) + spliced;
     from = end;
   }
-  return withIdAndDates(root, root, out + json.slice(from));
+  // The root's text with its id and dates made once (withIdAndDates would slice the spliced text again).
+  if (json === '{}') return `{${idAndDates(root, root)}}`;
+  return `${out}${json.slice(from, -1)},${idAndDates(root, root)}}`;
 }
 
 /** How an object of a class goes out (a `_User` never with its secrets); toWire for most. */
