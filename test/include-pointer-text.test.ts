@@ -1,8 +1,7 @@
-// An included page reads its roots' pointers from their text (src/objects/include.ts, valueAt): a pointer written as
-// JSON.stringify writes a stored one (`{"__type":"Pointer","className":…,"objectId":…}`, no escapes) is built from
-// its two strings, anything else parsed. This holds the page's bytes to the full path's (keys=-notAField parses every
-// object) for pointers in every other form: keys in another order, extra keys, escapes and control characters in
-// their strings, nested, in arrays, their targets deleted or unreadable; and a `keys` restriction to the same objects.
+// An included page splices its roots' text (src/objects/include.ts, includingRoot and includedRootJson): this holds
+// the page's bytes to the full path's (keys=-notAField parses every object) for roots whose pointers come in every
+// form: keys in another order, extra keys, escapes and control characters in their strings, nested, in arrays, their
+// targets deleted or unreadable; and a `keys` restriction to the same objects.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/harness.ts';

@@ -46,39 +46,16 @@ export class LookupBatcher<Scope, Row> {
   constructor(private readonly statement: LookupStatement<Scope, Row>) {}
 
   find(scope: Scope, key: string): Promise<Row | null> {
-    const waiting = this.waitingOf(scope);
-    const found = new Promise<Row | null>((resolve, reject) => waiting.push({ key, resolve, reject }));
-    this.flushes.request();
-    return found;
-  }
-
-  /** find of each key, in their order, as one promise (an include level's pairs: no promise a key). */
-  findAll(scope: Scope, keys: readonly string[]): Promise<Array<Row | null>> {
-    const waiting = this.waitingOf(scope);
-    const found = new Promise<Array<Row | null>>((resolve, reject) => {
-      const rows = new Array<Row | null>(keys.length).fill(null);
-      let left = keys.length;
-      if (left === 0) resolve(rows);
-      keys.forEach((key, index) => {
-        const answer = (row: Row | null) => {
-          rows[index] = row;
-          if (--left === 0) resolve(rows);
-        };
-        waiting.push({ key, resolve: answer, reject });
-      });
-    });
-    this.flushes.request();
-    return found;
-  }
-
-  private waitingOf(scope: Scope): Array<Waiting<Row>> {
     const groupKey = this.statement.groupKey(scope);
     let group = this.groups.get(groupKey);
     if (group === undefined) {
       group = { scope, waiting: [] };
       this.groups.set(groupKey, group);
     }
-    return group.waiting;
+    const waiting = group.waiting;
+    const found = new Promise<Row | null>((resolve, reject) => waiting.push({ key, resolve, reject }));
+    this.flushes.request();
+    return found;
   }
 
   private flush(): void {

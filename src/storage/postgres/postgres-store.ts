@@ -145,7 +145,7 @@ export class PostgresStore extends SqlStore {
    */
   protected override async levelTuples(appId: string, refs: LevelRefs, readers: Readers): Promise<FoundJsonTuple[]> {
     const scope = { appId, readers };
-    const rows = await this.levelRows.findAll(scope, refs.map((ref) => levelKey(ref.className, ref.objectId)));
+    const rows = await Promise.all(refs.map((ref) => this.levelRows.find(scope, levelKey(ref.className, ref.objectId))));
     return rows.filter((row) => row !== null);
   }
 
