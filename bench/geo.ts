@@ -28,6 +28,8 @@ import {
   machine,
   median,
   percent,
+  profileArgs,
+  cpuTime,
   quiesce,
   recordSection,
   roostEnv,
@@ -103,7 +105,7 @@ async function startTargets(dir: string, stack: Array<() => unknown>): Promise<T
     if (database) stack.push(() => dropDatabase(database));
     const env = roostEnv(store);
     const keys = createRoostApp(env);
-    const server = await startRoost(`roost ${label}`, store);
+    const server = await startRoost(`roost ${label}`, store, profileArgs());
     stack.push(() => server.stop());
     const started = performance.now();
     const target = { label: `Roost ${label}`, server, keys };
@@ -136,8 +138,10 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of list) {
         await quiesce(targets.map((t) => t.server.pid));
+        const before = cpuTime(scenario.target.server.pid);
         const result = await load(scenario.options);
-        log(`round ${round} ${scenario.name}: ${fixed(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
+        const cpuMicros = ((cpuTime(scenario.target.server.pid) - before) / (result.rps * result.durationSec)) * 1e6;
+        log(`round ${round} ${scenario.name}: ${fixed(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, server CPU ${fixed(cpuMicros)} µs a request`);
         samples.get(scenario.name)!.push({ rps: result.rps, p50: result.p50, p99: result.p99, bad: result.non2xx + result.errors });
       }
     }
