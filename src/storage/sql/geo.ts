@@ -33,20 +33,40 @@ const maxCellSeeks = 64;
 
 /**
  * The latitude bands (`floor(geo_lat * 100)`, objects_geo_cell_idx: migration 0019) of the points from `south` to
- * `north`: each a seek of the index that then reads only its longitude range. Exact, not padded: multiplying by 100
- * rounds in the same direction in JavaScript and in SQL, so a latitude within the range is within its bands.
+ * `north`: each a seek of the index that then reads only its longitude range (or, `range`, past maxCellSeeks, the first
+ * and last read as one range). Exact, not padded: multiplying by 100 rounds in the same direction in JavaScript and in
+ * SQL, so a latitude within the range is within its bands.
  */
-function geoCells(num: Num, south: number, north: number): Sql {
-  const cell = sql`floor(o.geo_lat * 100)`;
+type Cells = { range: boolean; bands: number[] };
+
+function cellsOf(south: number, north: number): Cells {
   const [low, high] = [Math.floor(south * 100), Math.floor(north * 100)];
-  if (high - low >= maxCellSeeks) return sql`${cell} BETWEEN ${num(low)} AND ${num(high)}`;
-  return sql`${cell} IN (${sql.join(Array.from({ length: high - low + 1 }, (_, i) => num(low + i)))})`;
+  if (high - low >= maxCellSeeks) return { range: true, bands: [low, high] };
+  return { range: false, bands: Array.from({ length: high - low + 1 }, (_, i) => low + i) };
+}
+
+function cellsSql(num: Num, cells: Cells): Sql {
+  const cell = sql`floor(o.geo_lat * 100)`;
+  if (cells.range) return sql`${cell} BETWEEN ${num(cells.bands[0])} AND ${num(cells.bands[1])}`;
+  return sql`${cell} IN (${sql.join(cells.bands.map((band) => num(band)))})`;
 }
 
 function inBox(num: Num, south: number, north: number, longitudes: Longitudes): Sql {
-  const latitude = sql`${geoCells(num, south, north)} AND o.geo_lat BETWEEN ${num(south)} AND ${num(north)}`;
-  if (longitudes === null) return latitude;
-  const ranges = longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${num(west)} AND ${num(east)}`);
+  return boxSql(num, { cells: cellsOf(south, north), south, north, longitudes });
+}
+
+/** A box as inBox reads it: its bands, latitudes and longitude ranges. */
+interface Box {
+  cells: Cells;
+  south: number;
+  north: number;
+  longitudes: Longitudes;
+}
+
+function boxSql(num: Num, box: Box): Sql {
+  const latitude = sql`${cellsSql(num, box.cells)} AND o.geo_lat BETWEEN ${num(box.south)} AND ${num(box.north)}`;
+  if (box.longitudes === null) return latitude;
+  const ranges = box.longitudes.map(([west, east]) => sql`o.geo_lng BETWEEN ${num(west)} AND ${num(east)}`);
   return sql`${latitude} AND (${sql.join(ranges, sql` OR `)})`;
 }
 
@@ -54,25 +74,27 @@ function inBox(num: Num, south: number, north: number, longitudes: Longitudes): 
  * The box around the cap of `radius` radians about the point: its latitudes, and the longitudes
  * asin(sin r / cos φ) either side, unless the cap holds a pole (then every longitude).
  */
-function capBox(num: Num, point: GeoPoint, radius: number): Sql {
+function capBox(point: GeoPoint, radius: number): Box {
   const reach = radius / degree + margin;
   const south = point.latitude - reach;
   const north = point.latitude + reach;
   const ratio = Math.sin(radius) / Math.cos(point.latitude * degree);
-  if (south <= -90 || north >= 90 || ratio >= 1) return inBox(num, Math.max(south, -90), Math.min(north, 90), null);
+  if (south <= -90 || north >= 90 || ratio >= 1) {
+    const [low, high] = [Math.max(south, -90), Math.min(north, 90)];
+    return { cells: cellsOf(low, high), south: low, north: high, longitudes: null };
+  }
   const spread = Math.asin(ratio) / degree + margin;
-  return inBox(num, south, north, wrapped(point.longitude - spread, point.longitude + spread));
+  return { cells: cellsOf(south, north), south, north, longitudes: wrapped(point.longitude - spread, point.longitude + spread) };
 }
 
 /**
  * The haversine of the distance between the row's point and `point`: sin²(d/2), which grows with d, so
  * bounds compare with sin²(bound/2) and the order is the distance's, with no asin to clamp.
  */
-function haversine(num: Num, point: GeoPoint): Sql {
+function haversine(num: Num, near: NearNumbers): Sql {
   const half = num(degree / 2);
-  const cosLatitude = Math.cos(point.latitude * degree);
-  return sql`(power(sin((o.geo_lat - ${num(point.latitude)}) * ${half}), 2)
-    + cos(o.geo_lat * ${num(degree)}) * ${num(cosLatitude)} * power(sin((o.geo_lng - ${num(point.longitude)}) * ${half}), 2))`;
+  return sql`(power(sin((o.geo_lat - ${num(near.latitude)}) * ${half}), 2)
+    + cos(o.geo_lat * ${num(degree)}) * ${num(near.cosLatitude)} * power(sin((o.geo_lng - ${num(near.longitude)}) * ${half}), 2))`;
 }
 
 const bound = (radians: number) => Math.sin(radians / 2) ** 2;
@@ -86,13 +108,69 @@ function holds(dialect: SqlDialect, path: string[]): Sql {
 type Num = (value: number) => Sql;
 const numbers = (dialect: SqlDialect): Num => (value) => dialect.typedValue(value, 'float8');
 
+/**
+ * Every number a near's SQL binds that follows from its point and distances (the box's bands, latitudes and
+ * longitudes, cos φ, the bounds' sin²), computed once: what a page's shape takes out as its values
+ * (page-shapes.ts, walkNear) and puts back, so a cached statement's parameters are made without this arithmetic.
+ */
+export interface NearNumbers {
+  latitude: number;
+  longitude: number;
+  cosLatitude: number;
+  box: Box | null;
+  within: number | null;
+  beyond: number | null;
+}
+
+/** The numbers a near node was made with by walkNear (values put back into a cached shape), else none. */
+const walked = new WeakMap<Near, NearNumbers>();
+
+function nearNumbers(node: Near): NearNumbers {
+  const given = walked.get(node);
+  if (given) return given;
+  const bounded = node.maxDistance !== null && node.maxDistance < Math.PI;
+  return {
+    latitude: node.point.latitude,
+    longitude: node.point.longitude,
+    cosLatitude: Math.cos(node.point.latitude * degree),
+    box: bounded ? capBox(node.point, node.maxDistance!) : null,
+    within: bounded ? bound(node.maxDistance!) : null,
+    beyond: node.minDistance > 0 ? bound(node.minDistance) : null,
+  };
+}
+
+/**
+ * The near with each of its numbers passed through `take` in one fixed order, and into `key` everything that shapes
+ * its SQL's text (field, nearest first, how many bands and longitude ranges, which bounds): the same walk takes a
+ * page's values out and puts others back (page-shapes.ts). The node returned compiles from the numbers taken.
+ */
+export function walkNear(node: Near, take: (value: number) => number, key: string[]): Near {
+  const numbers = nearNumbers(node);
+  key.push(`near${JSON.stringify(node.path)}${node.nearest ? '!' : ''}(`);
+  const out: NearNumbers = { latitude: take(numbers.latitude), longitude: take(numbers.longitude), cosLatitude: take(numbers.cosLatitude), box: null, within: null, beyond: null };
+  const { box } = numbers;
+  if (box) {
+    key.push(`box${box.cells.range ? '..' : box.cells.bands.length}`);
+    const cells = { range: box.cells.range, bands: box.cells.bands.map(take) };
+    const [south, north] = [take(box.south), take(box.north)];
+    key.push(box.longitudes === null ? 'all' : `lng${box.longitudes.length}`);
+    const longitudes = box.longitudes && box.longitudes.map(([west, east]): [number, number] => [take(west), take(east)]);
+    out.box = { cells, south, north, longitudes };
+  }
+  if (numbers.within !== null) out.within = (key.push('within'), take(numbers.within));
+  if (numbers.beyond !== null) out.beyond = (key.push('beyond'), take(numbers.beyond));
+  key.push(')');
+  const made: Near = { ...node, point: { ...node.point, latitude: out.latitude, longitude: out.longitude } };
+  walked.set(made, out);
+  return made;
+}
+
 export function compileNear(dialect: SqlDialect, node: Near): Sql {
   const num = numbers(dialect);
+  const near = nearNumbers(node);
   const parts = [holds(dialect, node.path)];
-  if (node.maxDistance !== null && node.maxDistance < Math.PI) {
-    parts.push(capBox(num, node.point, node.maxDistance), sql`${haversine(num, node.point)} <= ${num(bound(node.maxDistance))}`);
-  }
-  if (node.minDistance > 0) parts.push(sql`${haversine(num, node.point)} >= ${num(bound(node.minDistance))}`);
+  if (near.box !== null && near.within !== null) parts.push(boxSql(num, near.box), sql`${haversine(num, near)} <= ${num(near.within)}`);
+  if (near.beyond !== null) parts.push(sql`${haversine(num, near)} >= ${num(near.beyond)}`);
   return sql`(${sql.join(parts, sql` AND `)})`;
 }
 
@@ -126,7 +204,7 @@ export function compileGeoPolygon(dialect: SqlDialect, node: GeoPolygon): Sql {
 
 /** A $nearSphere page's order: nearest first, then insertion order among equals. */
 export function nearestOrder(dialect: SqlDialect, node: Near): Sql {
-  return sql`${haversine(numbers(dialect), node.point)} ASC, o.created_at ASC, o.id ASC`;
+  return sql`${haversine(numbers(dialect), nearNumbers(node))} ASC, o.created_at ASC, o.id ASC`;
 }
 
 /** The $nearSphere a page without `order` is sorted by: the first among the where's top-level conditions. */

@@ -1,6 +1,7 @@
 import type { OrderKey, Readers, Where } from '../../objects/types.ts';
 import { isTimeField, timeColumnValue } from './builtin-columns.ts';
 import type { Value } from './statement-shapes.ts';
+import { walkNear } from './geo.ts';
 
 /**
  * A page's query with its values taken out: `key` names everything its statement's text and the way its
@@ -22,8 +23,9 @@ export interface PageShape {
  * milliseconds the where compares (timeColumnValue: rounded and clamped), which the where takes back
  * unchanged, so the recipe is learnt from whole-number probes (`times`); one the where makes no row of
  * (a fraction an equality never meets) stays in the key, as a node whose values are not plain scalars
- * does. Null for a where
- * whose values are unbounded in number and read through arithmetic (geo), which no recipe derives.
+ * does. A $nearSphere's values are the numbers its SQL binds (geo.ts walkNear: its box, cos φ, bounds), not its
+ * point, so no recipe derives them. Null for a where whose values are unbounded in number and read through
+ * arithmetic (a box's or a polygon's), which no recipe derives.
  */
 class ShapeWalk {
   readonly key: string[] = [];
@@ -90,6 +92,7 @@ class ShapeWalk {
         return inner && ({ ...node, query: { ...node.query, where: inner } } as Where);
       }
       case 'near':
+        return walkNear(node, (value) => this.take(value) as number, this.key);
       case 'geoBox':
       case 'geoPolygon':
         return null;
@@ -139,7 +142,7 @@ function walkReaders(walk: ShapeWalk, readers: Readers): Readers {
   return walked;
 }
 
-/** The shape of a page of `select` (what it reads of each row: part of the key); null for a page not cached (geo). */
+/** The shape of a page of `select` (what it reads of each row: part of the key); null for a page not cached ($within, $geoWithin). */
 export function pageShape(select: string, query: PageShapeQuery): PageShape | null {
   const walk = new ShapeWalk();
   if (walk.where(query.where) === null) return null;
