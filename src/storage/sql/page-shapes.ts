@@ -142,7 +142,7 @@ function walkReaders(walk: ShapeWalk, readers: Readers): Readers {
   return walked;
 }
 
-/** The shape of a page of `select` (what it reads of each row: part of the key); null for a page not cached ($within, $geoWithin). */
+/** The shape of a page of `select` (what it reads of each row: part of the key); null for a page not cached (a $within box, a $geoWithin polygon). */
 export function pageShape(select: string, query: PageShapeQuery): PageShape | null {
   const walk = new ShapeWalk();
   if (walk.where(query.where) === null) return null;
