@@ -3,7 +3,7 @@ import { dictionary, own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
 import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import { idAndDates, openFields, serverKeyAtTop, toWire, topLevelFields, type FieldText, type WireOptions } from './wire.ts';
+import { toWire, topLevelFields, wireJson, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -178,23 +178,17 @@ export async function readIncludedJson(roots: readonly JsonObject[], plan: Inclu
   const { wanted } = pointersOf(roots.map((data) => ({ data, plan })), new Set());
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
-  const classesJson = new Map<string, string>();
-  for (const one of await read(wanted)) {
-    let classJson = classesJson.get(one.className);
-    if (classJson === undefined) classesJson.set(one.className, (classJson = JSON.stringify(one.className)));
-    found.set(refKey(one), includedObjectJson(one.className, classJson, one));
-  }
+  for (const one of await read(wanted)) found.set(refKey(one), includedObjectJson(one.className, one));
   return found;
 }
 
-/** The included object's text made at once: its fields' text (its closing brace left out), id, dates, `__type` and className (`classJson`, its JSON). */
-function includedObjectJson(className: string, classJson: string, one: FoundJson): string {
-  const json = one.dataJson;
-  if (includedKeyInJson.test(json) || serverKeyAtTop(json)) {
-    const object: StoredObject = { className, objectId: one.objectId, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(json) as JsonObject };
+function includedObjectJson(className: string, one: FoundJson): string {
+  const ref = { className, objectId: one.objectId };
+  if (includedKeyInJson.test(one.dataJson)) {
+    const object: StoredObject = { ...ref, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(one.dataJson) as JsonObject };
     return JSON.stringify({ ...toWire(object), __type: 'Pointer', className });
   }
-  return `${openFields(json)}${idAndDates(one, one)},"__type":"Pointer","className":${classJson}}`;
+  return `${wireJson(ref, one).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(className)}}`;
 }
 
 /** A root of an included page: its fields' text (topLevelFields) and the values of its included fields, parsed from that text alone. */
@@ -241,9 +235,7 @@ export function includedRootJson(root: FoundJson, { fields, data }: IncludingRoo
     out += json.slice(from, start) + spliced;
     from = end;
   }
-  // The root's text with its id and dates made once (withIdAndDates would slice the spliced text again).
-  if (json === '{}') return `{${idAndDates(root, root)}}`;
-  return `${out}${json.slice(from, -1)},${idAndDates(root, root)}}`;
+  return withIdAndDates(root, root, out + json.slice(from));
 }
 
 /** How an object of a class goes out (a `_User` never with its secrets); toWire for most. */

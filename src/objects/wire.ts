@@ -160,19 +160,10 @@ export function wireJson(ref: { className: string; objectId: string }, stored: S
 
 /** The JSON text of an object's fields (`fields`, holding no server-owned key at the top) with its id and dates after them, as toWire puts them. */
 export function withIdAndDates(ref: { objectId: string }, stored: { createdAt: number; updatedAt: number }, fields: string): string {
-  return `${openFields(fields)}${idAndDates(ref, stored)}}`;
-}
-
-/** An object's fields' text left open for more fields: without its closing brace, a comma after the last field. */
-export function openFields(fields: string): string {
-  return fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
-}
-
-/** The id and dates as withIdAndDates puts them after the fields: `"objectId":…,"createdAt":…,"updatedAt":…`, no braces. */
-export function idAndDates(ref: { objectId: string }, stored: { createdAt: number; updatedAt: number }): string {
   const createdAt = isoDate(stored.createdAt);
   const updatedAt = stored.updatedAt === stored.createdAt ? createdAt : isoDate(stored.updatedAt);
-  return `"objectId":${JSON.stringify(ref.objectId)},"createdAt":"${createdAt}","updatedAt":"${updatedAt}"`;
+  const head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
+  return `${head}"objectId":${JSON.stringify(ref.objectId)},"createdAt":"${createdAt}","updatedAt":"${updatedAt}"}`;
 }
 
 /**
