@@ -3,7 +3,9 @@
 // one prepared statement on the class Roost serves, its rows' stored JSON spliced with the id and ISO dates,
 // answered as JSON. The page's statement is the SQL Roost sends for `{"group":<n>}`, limit 20 (the union of
 // the equality's two index sides, read as stored; on PostgreSQL with its scope written in, named), run alone
-// for each request: no batching. On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
+// for each request: no batching. The include page (bench/include.ts) is that page, then one statement reading the
+// (class, id) pairs its roots point at by `author` and `category` (the level's SQL Roost sends), each pointer's text in
+// the root replaced by its object's (the object's JSON with id, dates, `__type` and `className`). On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
 // which Roost rewrites as JSON.stringify's; the floor skips that. Env: PORT, FLOOR_APP, FLOOR_CLASS, and
 // FLOOR_SQLITE (a file) or FLOOR_PG (a URL).
 import Fastify from 'fastify';
@@ -29,7 +31,11 @@ function sqliteFloor(path) {
       AND json_extract(data, '$."group"') >= '[' AND json_extract(data, '$."group"') < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r
     WHERE o.app_id = +? AND o.class_name = +? AND (json_type(o.data, '$."group"') = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, '$."group"') e WHERE (e.type IN ('integer', 'real') AND e.value IN (SELECT value FROM json_each(?))))) AND 1=1 AND (instr(o.readers, ?) > 0) ORDER BY o.created_at ASC, o.id ASC LIMIT 20) b) o
     ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`).raw(true);
+    const level = db.prepare(`SELECT o.id, o.created_at, o.updated_at, o.data AS data, o.class_name AS class_name FROM (SELECT value AS v, key AS v2 FROM json_each(?)) AS t
+      CROSS JOIN objects o WHERE o.app_id = ? AND o.class_name = t.v AND o.id = t.v2 AND (instr(o.readers, ?) > 0)`).raw(true);
     return {
+      pointerText: (ref) => JSON.stringify(ref),
+      level: async (refs) => level.all(JSON.stringify(Object.fromEntries(refs.map((ref) => [ref.objectId, ref.className]))), app, '"*"'),
       get: async (id) => byId.get(app, className, id, '"*"'),
       page: async (group) => page.all(app, className, group, group, '"*"', app, className, app, className, `[${group}]`, '"*"'),
     };
@@ -49,7 +55,12 @@ function postgresFloor(url) {
     )}) b) o
     ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`;
     const byIdText = `SELECT o.created_at, o.updated_at, o.data::text FROM objects o WHERE ${scope} AND o.id = $1 AND o.readers && '{*}'::text[]`;
+    const levelText = `SELECT o.id, o.created_at, o.updated_at, o.data::text AS data, o.class_name FROM unnest($1::text[], $2::text[]) AS t(v, v2)
+      CROSS JOIN objects o WHERE o.app_id = ${quote(app)} AND o.class_name = t.v AND o.id = t.v2 AND o.readers && '{*}'::text[]`;
     return {
+      // jsonb's text of a pointer: its keys by length, a space after each colon and comma.
+      pointerText: (ref) => `{"__type": "Pointer", "objectId": ${JSON.stringify(ref.objectId)}, "className": ${JSON.stringify(ref.className)}}`,
+      level: async (refs) => (await pool.query({ name: 'floor_level', text: levelText, values: [refs.map((r) => r.className), refs.map((r) => r.objectId)], rowMode: 'array' })).rows,
       get: async (id) => (await pool.query({ name: 'floor_get', text: byIdText, values: [id], rowMode: 'array' })).rows[0],
       page: async (group) => (await pool.query({ name: 'floor_page', text: pageText, values: [String(group), `{"group":[${group}]}`], rowMode: 'array' })).rows,
     };
@@ -67,6 +78,29 @@ server.get('/floor/get/:id', async (request, reply) => {
 server.get('/floor/where/:group', async (request, reply) => {
   const rows = await floor.page(Number(request.params.group));
   return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.map((r) => objectJson(r[0], r[1], r[2], r[3])).join(',')}]}`);
+});
+/** The include page: the roots' pointers (author, category) read in one statement, each pointer's text replaced by its object's. */
+server.get('/floor/include/:group', async (request, reply) => {
+  const rows = await floor.page(Number(request.params.group));
+  const key = (ref) => `${ref.className}/${ref.objectId}`;
+  const pointers = rows.map((row) => {
+    const data = JSON.parse(row[3]);
+    return [data.author, data.category];
+  });
+  const refs = new Map(pointers.flat().map((ref) => [key(ref), ref]));
+  const texts = new Map();
+  for (const [id, created, updated, data, refClass] of await floor.level([...refs.values()])) {
+    texts.set(`${refClass}/${id}`, `${objectJson(id, created, updated, data).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(refClass)}}`);
+  }
+  const results = rows.map((row, i) => {
+    let data = row[3];
+    for (const ref of pointers[i]) {
+      const text = texts.get(key(ref));
+      if (text) data = data.replace(floor.pointerText({ __type: "Pointer", className: ref.className, objectId: ref.objectId }), () => text);
+    }
+    return objectJson(row[0], row[1], row[2], data);
+  });
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${results.join(',')}]}`);
 });
 await server.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 3998) });
 process.on('SIGTERM', () => server.close().then(() => process.exit(0)));

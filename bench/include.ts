@@ -12,6 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startFloor } from './floor.ts';
 import {
   analyzeDatabase,
   buildRoost,
@@ -59,6 +60,8 @@ interface Target {
   postIds: string[];
   /** The PostgreSQL target's database (its backends' CPU is logged beside the server's). */
   database?: string;
+  /** The floor over the same classes (bench/floor-server.js): get-by-id and the include page with nothing of Roost. */
+  floor: ServerProcess;
 }
 
 async function call(target: { server: ServerProcess; keys: AppKeys }, method: string, path: string, body: unknown): Promise<any> {
@@ -104,17 +107,21 @@ async function seed(target: { server: ServerProcess; keys: AppKeys }): Promise<s
   return createAll(target, 'IncPost', posts);
 }
 
-type Kind = 'get' | 'query' | 'include';
+type Kind = 'get' | 'query' | 'include' | 'floor-get' | 'floor-include';
 const kinds: Array<[Kind, string]> = [
   ['get', 'get-by-id'],
   ['query', `query of ${pageSize} (indexed where), no include`],
   ['include', `query of ${pageSize} with include=author,category`],
+  ['floor-get', 'floor: bare get-by-id'],
+  ['floor-include', 'floor: bare include page'],
 ];
 
 interface Scenario {
   name: string;
   kind: Kind;
   target: Target;
+  /** The process answering: Roost, or the floor. */
+  server: ServerProcess;
   options: LoadOptions;
 }
 
@@ -125,6 +132,8 @@ function scenarios(targets: Target[]): Scenario[] {
     get: (target) => `/1.1/classes/IncPost/${target.postIds[random(target.postIds.length)]}`,
     query: () => query(''),
     include: () => query('&include=author,category'),
+    'floor-get': (target) => `/floor/get/${target.postIds[random(target.postIds.length)]}`,
+    'floor-include': () => `/floor/include/${random(groups)}`,
   };
   const only = process.env.BENCH_KINDS?.split(',');
   return targets.flatMap((target) => {
@@ -133,7 +142,8 @@ function scenarios(targets: Target[]): Scenario[] {
       name: `${target.label} ${label}`,
       kind,
       target,
-      options: { url: target.server.url, connections, durationSec, headers, next: () => ({ path: paths[kind](target) }) },
+      server: kind.startsWith('floor') ? target.floor : target.server,
+      options: { url: (kind.startsWith('floor') ? target.floor : target.server).url, connections, durationSec, headers, next: () => ({ path: paths[kind](target) }) },
     }));
   });
 }
@@ -144,16 +154,25 @@ interface Sample extends LoadResult {
 
 async function measure(scenario: Scenario, pids: number[]): Promise<Sample> {
   await quiesce(pids);
-  const before = cpuTime(scenario.target.server.pid);
+  const before = cpuTime(scenario.server.pid);
   const { database } = scenario.target;
   const databaseBefore = database === undefined ? null : postgresCpu(database);
   const result = await load(scenario.options);
-  const serverCpu = (cpuTime(scenario.target.server.pid) - before) / result.durationSec;
+  const serverCpu = (cpuTime(scenario.server.pid) - before) / result.durationSec;
   const perRequest = (cpu: number) => `${fixed((cpu / result.durationSec / result.rps) * 1e6)} µs/req`;
   const databaseCpu = databaseBefore === null ? '' : `, PostgreSQL CPU ${perRequest(postgresCpuSince(databaseBefore, database))}`;
   log(`${scenario.name}: ${fixed(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, server CPU ${serverCpu.toFixed(2)} (${perRequest(serverCpu * result.durationSec)})${databaseCpu}` +
     (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors} ${JSON.stringify(result.statuses)}` : ''));
   return { ...result, serverCpu };
+}
+
+/** The floor's include page holds what Roost's does (SQLite: the same bytes; PostgreSQL: the same values, as jsonb's text). */
+async function sameIncludePage(label: string, postgres: boolean, server: ServerProcess, keys: AppKeys, floor: ServerProcess): Promise<void> {
+  const where = encodeURIComponent(JSON.stringify({ group: 7 }));
+  const roost = await fetch(`${server.url}/1.1/classes/IncPost?where=${where}&limit=${pageSize}&include=author,category`, { headers: { 'x-lc-id': keys.appId, 'x-lc-key': keys.appKey } });
+  const [roostText, floorText] = [await roost.text(), await (await fetch(`${floor.url}/floor/include/7`)).text()];
+  const same = postgres ? JSON.stringify(JSON.parse(roostText)) === JSON.stringify(JSON.parse(floorText)) : roostText === floorText;
+  if (!same) throw new Error(`floor ${label}: its include page is not Roost's:\n${floorText.slice(0, 600)}\n${roostText.slice(0, 600)}`);
 }
 
 async function startTargets(dir: string, stack: Array<() => unknown>): Promise<Target[]> {
@@ -171,7 +190,10 @@ async function startTargets(dir: string, stack: Array<() => unknown>): Promise<T
     const postIds = await seed({ server, keys });
     if (store.databaseUrl) await analyzeDatabase(store.databaseUrl);
     log(`${label}: ${authorCount} authors, ${categoryCount} categories, ${postCount} posts seeded in ${fixed((performance.now() - started) / 1000, 1)} s`);
-    targets.push({ label: `Roost ${label}`, server, keys, postIds, database });
+    const floor = await startFloor(label, store, { url: server.url, appId: keys.appId, appKey: keys.appKey, className: 'IncPost' });
+    stack.push(() => floor.stop());
+    await sameIncludePage(label, Boolean(database), server, keys, floor);
+    targets.push({ label: `Roost ${label}`, server, keys, postIds, database, floor });
   }
   return targets;
 }
@@ -189,17 +211,18 @@ async function main(): Promise<void> {
     log(`warming up (3 s each), then ${rounds} rounds × ${list.length} scenarios × ${durationSec} s at ${connections} connections`);
     for (const scenario of list) await warm(scenario.options);
     const samples = new Map<Scenario, Sample[]>(list.map((s) => [s, []]));
-    const pids = targets.map((t) => t.server.pid);
+    const pids = targets.flatMap((t) => [t.server.pid, t.floor.pid]);
     for (let round = 1; round <= rounds; round++) {
       for (const scenario of list) samples.get(scenario)!.push(await measure(scenario, pids));
     }
     await stopAll();
 
-    // Ratios within a round (each against get-by-id of the same store in that round), then the median.
-    const getOf = (target: Target) => samples.get(list.find((s) => s.target === target && s.kind === 'get')!) ?? [];
+    // Ratios within a round (each against get-by-id of the same store in that round; a floor row against the
+    // floor's), then the median.
+    const getOf = (target: Target, kind: Kind) => samples.get(list.find((s) => s.target === target && s.kind === kind)!) ?? [];
     const rows = list.map((scenario) => {
       const runs = samples.get(scenario)!;
-      const gets = getOf(scenario.target);
+      const gets = getOf(scenario.target, scenario.kind.startsWith('floor') ? 'floor-get' : 'get');
       return {
         scenario,
         rps: median(runs.map((r) => r.rps)),
@@ -216,7 +239,14 @@ async function main(): Promise<void> {
       .filter((row) => row.scenario.kind === 'include')
       .map((row) => {
         const plain = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'query') ?? { rps: NaN };
-        return `- ${row.scenario.name}: ${percent(row.ratio)} of get-by-id (target ≥ 25%): ${row.ratio >= 0.25 ? 'met' : 'MISSED'}; ${percent(row.rps / plain.rps)} of the same query without include`;
+        const floor = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'floor-include');
+        const floorGet = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'floor-get');
+        const get = rows.find((r) => r.scenario.target === row.scenario.target && r.scenario.kind === 'get');
+        const floorLine =
+          floor && floorGet && get
+            ? `; the floor's include page ${percent(floor.ratio)} of the floor's get-by-id (${percent(floorGet.cpuPerRequest / floor.cpuPerRequest)} by CPU a request), Roost's ${percent(get.cpuPerRequest / row.cpuPerRequest)} by CPU a request; Roost's include page costs ${(row.cpuPerRequest / floor.cpuPerRequest).toFixed(2)}× the floor's CPU, its get-by-id ${(get.cpuPerRequest / floorGet.cpuPerRequest).toFixed(2)}×`
+            : '';
+        return `- ${row.scenario.name}: ${percent(row.ratio)} of get-by-id (target ≥ 25%): ${row.ratio >= 0.25 ? 'met' : 'MISSED'}; ${percent(row.rps / plain.rps)} of the same query without include${floorLine}`;
       })
       .join('\n');
     const settings = `${connections} connections, ${rounds} rounds × ${durationSec} s per scenario (after 3 s warm-up); ${postCount.toLocaleString('en')} posts (each pointing at one of ${authorCount} authors and one of ${categoryCount} categories), query \`where={"group":<random>}&limit=${pageSize}\` on a declared index, include=author,category`;
