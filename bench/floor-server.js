@@ -5,7 +5,9 @@
 // the equality's two index sides, read as stored; on PostgreSQL with its scope written in, named), run alone
 // for each request: no batching. The include page (bench/include.ts) is that page, then one statement reading the
 // (class, id) pairs its roots point at by `author` and `category` (the level's SQL Roost sends), each pointer's text in
-// the root replaced by its object's (the object's JSON with id, dates, `__type` and `className`). On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
+// the root replaced by its object's (the object's JSON with id, dates, `__type` and `className`). The $inQuery page
+// (bench/subqueries.ts) is the statement Roost sends for `{"post":{"$inQuery":{"className":FLOOR_INNER,
+// "where":{"category":<n>}}}}`, limit 20, its rows answered as the where page's. On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
 // which Roost rewrites as JSON.stringify's; the floor skips that. Env: PORT, FLOOR_APP, FLOOR_CLASS, and
 // FLOOR_SQLITE (a file) or FLOOR_PG (a URL).
 import Fastify from 'fastify';
@@ -33,7 +35,18 @@ function sqliteFloor(path) {
     ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`).raw(true);
     const level = db.prepare(`SELECT o.id, o.created_at, o.updated_at, o.data AS data, o.class_name AS class_name FROM (SELECT value AS v, key AS v2 FROM json_each(?)) AS t
       CROSS JOIN objects o WHERE o.app_id = ? AND o.class_name = t.v AND o.id = t.v2 AND (instr(o.readers, ?) > 0)`).raw(true);
+    const inner = process.env.FLOOR_INNER ?? 'SqbPost';
+    const side = (condition) => `SELECT o.id, o.created_at, o.id AS v FROM ${condition} AND 1=1 AND (instr(o.readers, ?) > 0) ORDER BY o.created_at ASC, o.id ASC LIMIT 100`;
+    const inQuery = db.prepare(`SELECT o.id, o.created_at, o.updated_at, o.data AS data FROM (SELECT o.rowid AS k FROM (SELECT s.v FROM (SELECT * FROM (SELECT * FROM (${side(`objects o
+    WHERE o.app_id = +? AND o.class_name = +? AND (json_extract(o.data, '$."category"') = ? AND (? NOT IN (0, 1) OR EXISTS (SELECT 1 FROM objects t WHERE t.rowid = o.rowid AND json_type(t.data, '$."category"') IN ('integer', 'real'))))`)}) a UNION ALL SELECT * FROM (${side(`(SELECT rowid AS r FROM objects WHERE app_id = +? AND class_name = +?
+      AND json_extract(data, '$."category"') >= '[' AND json_extract(data, '$."category"') < '\\') arrays CROSS JOIN objects o ON o.rowid = arrays.r
+    WHERE o.app_id = +? AND o.class_name = +? AND (json_type(o.data, '$."category"') = 'array' AND EXISTS (SELECT 1 FROM json_each(o.data, '$."category"') e WHERE (e.type IN ('integer', 'real') AND e.value IN (SELECT value FROM json_each(?)))))`)}) b) o
+    ORDER BY o.created_at ASC, o.id ASC LIMIT 100 OFFSET 0) s) i CROSS JOIN objects o ON o.app_id = +? AND o.class_name = +?
+        AND json_extract(o.data, '$."post"."objectId"') = +i.v
+    WHERE o.app_id = +? AND o.class_name = +? AND coalesce(json_extract(o.data, '$."post"."className"') = ?, 0) AND 1=1 AND (instr(o.readers, ?) > 0) ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0) p CROSS JOIN objects o ON o.rowid = p.k ORDER BY o.created_at ASC, o.id ASC`).raw(true);
     return {
+      inQuery: async (category) =>
+        inQuery.all(app, inner, category, category, '"*"', app, inner, app, inner, `[${category}]`, '"*"', app, className, app, className, inner, '"*"'),
       pointerText: (ref) => JSON.stringify(ref),
       level: async (refs) => level.all(JSON.stringify(Object.fromEntries(refs.map((ref) => [ref.objectId, ref.className]))), app, '"*"'),
       get: async (id) => byId.get(app, className, id, '"*"'),
@@ -57,7 +70,20 @@ function postgresFloor(url) {
     const byIdText = `SELECT o.created_at, o.updated_at, o.data::text FROM objects o WHERE ${scope} AND o.id = $1 AND o.readers && '{*}'::text[]`;
     const levelText = `SELECT o.id, o.created_at, o.updated_at, o.data::text AS data, o.class_name FROM unnest($1::text[], $2::text[]) AS t(v, v2)
       CROSS JOIN objects o WHERE o.app_id = ${quote(app)} AND o.class_name = t.v AND o.id = t.v2 AND o.readers && '{*}'::text[]`;
+    const inner = process.env.FLOOR_INNER ?? 'SqbPost';
+    const innerScope = `o.app_id = ${quote(app)} AND o.class_name = ${quote(inner)}`;
+    const innerSide = (condition) => `SELECT o.id, o.created_at, o.id AS v FROM objects o
+    WHERE ${innerScope} AND ${condition} AND 1=1 AND o.readers && '{*}'::text[] ORDER BY o.created_at ASC, o.id ASC LIMIT 100`;
+    const categoryPath = `(o.data #> '{"category"}'::text[])`;
+    const inQueryText = `SELECT o.id, o.created_at, o.updated_at, o.data::text AS data FROM (SELECT s.v FROM (SELECT * FROM (SELECT * FROM (${innerSide(`${categoryPath} = $1::jsonb`)}) a UNION ALL SELECT * FROM (${innerSide(
+      `(${categoryPath} > 'true'::jsonb AND ${categoryPath} < '{}'::jsonb AND o.data @> $2::jsonb)`,
+    )}) b) o
+    ORDER BY o.created_at ASC, o.id ASC LIMIT 100 OFFSET 0) s) i(v) CROSS JOIN LATERAL (SELECT * FROM objects m WHERE m.app_id = ${quote(app)}
+        AND m.class_name = ${quote(className)} AND (m.data #> '{"post","objectId"}'::text[]) = to_jsonb(i.v) OFFSET 0) o
+    WHERE ${scope} AND coalesce((o.data #> '{"post","className"}'::text[]) = $3::jsonb, false) AND 1=1 AND o.readers && '{*}'::text[] ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`;
     return {
+      inQuery: async (category) =>
+        (await pool.query({ name: 'floor_inquery', text: inQueryText, values: [String(category), `{"category":[${category}]}`, JSON.stringify(inner)], rowMode: 'array' })).rows,
       // jsonb's text of a pointer: its keys by length, a space after each colon and comma.
       pointerText: (ref) => `{"__type": "Pointer", "objectId": ${JSON.stringify(ref.objectId)}, "className": ${JSON.stringify(ref.className)}}`,
       level: async (refs) => (await pool.query({ name: 'floor_level', text: levelText, values: [refs.map((r) => r.className), refs.map((r) => r.objectId)], rowMode: 'array' })).rows,
@@ -77,6 +103,10 @@ server.get('/floor/get/:id', async (request, reply) => {
 });
 server.get('/floor/where/:group', async (request, reply) => {
   const rows = await floor.page(Number(request.params.group));
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.map((r) => objectJson(r[0], r[1], r[2], r[3])).join(',')}]}`);
+});
+server.get('/floor/inquery/:category', async (request, reply) => {
+  const rows = await floor.inQuery(Number(request.params.category));
   return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.map((r) => objectJson(r[0], r[1], r[2], r[3])).join(',')}]}`);
 });
 /** The include page: the roots' pointers (author, category) read in one statement, each pointer's text replaced by its object's. */

@@ -9,16 +9,16 @@ export async function startFloor(
   label: string,
   store: { databaseUrl?: string; sqlitePath?: string },
   target: { url: string; appId: string; appKey: string; className: string },
+  /** The page both must answer alike (Roost's query, the floor's path): the `where` page unless given. */
+  check: { query: string; floorPath: string } = { query: `where=${encodeURIComponent('{"group":7}')}&limit=20`, floorPath: '/floor/where/7' },
 ): Promise<ServerProcess> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), FLOOR_APP: target.appId, FLOOR_CLASS: target.className };
   if (store.databaseUrl) env.FLOOR_PG = store.databaseUrl;
   else env.FLOOR_SQLITE = store.sqlitePath;
   const floor = await startServer({ name: `floor ${label}`, command: process.execPath, args: [join(benchDir, 'floor-server.js')], env, port, healthPath: '/floor/health' });
-  const roost = await fetch(`${target.url}/1.1/classes/${target.className}?where=${encodeURIComponent('{"group":7}')}&limit=20`, {
-    headers: { 'x-lc-id': target.appId, 'x-lc-key': target.appKey },
-  });
-  const bare = await fetch(`${floor.url}/floor/where/7`);
+  const roost = await fetch(`${target.url}/1.1/classes/${target.className}?${check.query}`, { headers: { 'x-lc-id': target.appId, 'x-lc-key': target.appKey } });
+  const bare = await fetch(`${floor.url}${check.floorPath}`);
   const [roostText, bareText] = [await roost.text(), await bare.text()];
   // SQLite: the same bytes. PostgreSQL: the floor sends jsonb's text (spaced), so the same values.
   const same = store.databaseUrl ? JSON.stringify(JSON.parse(roostText)) === JSON.stringify(JSON.parse(bareText)) : roostText === bareText;
