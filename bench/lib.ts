@@ -185,7 +185,13 @@ export async function importClass(
   rmSync(file);
 }
 
-/** Starts the built Roost (dist/main.js) on a fresh port. Pass NODE_ARGS-like extras in `nodeArgs`. */
+/** The node flags of `npm start` in the measured checkout (package.json), so a bench runs Roost as operators do. */
+function startFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(roostDir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts;
+  return (scripts?.start ?? '').split(' ').filter((word) => word.startsWith('--'));
+}
+
+/** Starts the built Roost (dist/main.js) on a fresh port, with `npm start`'s node flags. Pass NODE_ARGS-like extras in `nodeArgs`. */
 export async function startRoost(
   name: string,
   store: { databaseUrl?: string; sqlitePath?: string },
@@ -195,7 +201,7 @@ export async function startRoost(
   return startServer({
     name,
     command: process.execPath,
-    args: [...nodeArgs, join(roostDir, 'dist', 'main.js')],
+    args: [...startFlags(), ...nodeArgs, join(roostDir, 'dist', 'main.js')],
     cwd: roostDir,
     env: roostEnv(store, port),
     port,
@@ -251,7 +257,9 @@ export function machine(): string {
 
 /** With BENCH_PROFILE=1, the node options that make a Roost process write a CPU profile into bench/profiles/ at exit. */
 export function profileArgs(): string[] {
-  return process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(benchDir, 'profiles')}`] : [];
+  // BENCH_NODE_ARGS: node flags of a run's own (e.g. a GC setting to compare), after npm start's.
+  const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
+  return [...extra, ...(process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(benchDir, 'profiles')}`] : [])];
 }
 
 /**
