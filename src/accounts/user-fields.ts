@@ -9,6 +9,7 @@ import type { LoginField } from '../storage/account-store.ts';
 import { maxPasswordLength } from './passwords.ts';
 import { normalizePhone } from './phone.ts';
 import type { Caller } from '../objects/acl.ts';
+import { inHashMapOrder } from '../lib/hash-map-order.ts';
 
 /** Keys that never leave the server in a user record, whatever is stored. */
 const secretKeys = ['password', 'sessionToken', 'salt', '_hashed_password', 'passwordHash'];
@@ -39,12 +40,19 @@ export function toUserWire(user: StoredObject, options: WireOptions & { viewer?:
   for (const key of secretKeys) delete out[key];
   const viewer = options.viewer;
   if (!viewer || (!viewer.master && viewer.userId !== user.objectId)) delete out.authData;
-  return out;
+  // The hosted user record always held more than an array map's 8 entries (password hash, salt, flags, …):
+  // every user it answered lists its keys in hash-map order (src/objects/wire.ts, insertionOrderedFields).
+  return inHashMapOrder(out);
+}
+
+/** A user answer with its session token, in the order the hosted service gave both. */
+export function withSessionToken(user: JsonObject, sessionToken: string): JsonObject {
+  return inHashMapOrder({ ...user, sessionToken });
 }
 
 /** The login-type shape: the whole user plus its session token. */
 export function toSessionWire(user: StoredObject, sessionToken: string): JsonObject {
-  return { ...toUserWire(user, { viewer: { appId: '', master: false, userId: user.objectId } }), sessionToken };
+  return withSessionToken(toUserWire(user, { viewer: { appId: '', master: false, userId: user.objectId } }), sessionToken);
 }
 
 /** What an update answers, and with the new token what refreshSessionToken and updatePassword answer (reference §3). */

@@ -76,9 +76,11 @@ export class ClassSchemas {
   async withDefaults(appId: string, className: string, data: JsonObject): Promise<JsonObject> {
     const { defaults } = await this.loaded(appId, className);
     if (defaults.size === 0) return data;
-    const filled: JsonObject = { ...data };
-    for (const [name, value] of defaults) if (own(filled, name) === undefined) filled[name] = structuredClone(value);
-    return filled;
+    // Defaults first, then the fields given: the hosted service merged the object into its class's defaults
+    // (R:Objects/Relational Data: a Person saved with pname reads back company, pname).
+    const filled: JsonObject = {};
+    for (const [name, value] of defaults) if (own(data, name) === undefined) filled[name] = structuredClone(value);
+    return { ...filled, ...data };
   }
 
   /**

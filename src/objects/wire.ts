@@ -4,6 +4,7 @@ import { stringEnd } from '../lib/json-limits.ts';
 import type { FoundJson, JsonObject, StoredJson, StoredObject } from './types.ts';
 import type { Projection } from './query.ts';
 import { isObject } from './values.ts';
+import { arrayMapEntries, hashMapOrder, hashMapRank, inHashMapOrder } from '../lib/hash-map-order.ts';
 
 export interface WireOptions {
   projection?: Projection | null;
@@ -56,16 +57,44 @@ function copyFields(data: JsonObject): JsonObject {
   return Object.hasOwn(data, '__proto__') ? { ...data } : Object.assign({}, data);
 }
 
-/** The object as clients see it: its fields, id and ISO timestamps, and the ACL only when asked for. */
+/**
+ * Top-level fields up to which an object goes out in insertion order. The hosted service's object was a
+ * Clojure map of its fields, ACL, createdAt, updatedAt and id: up to 8 entries (4 fields) an array map, kept
+ * in insertion order with the dates and the id after the fields ({fields…, ACL, createdAt, updatedAt,
+ * objectId}), and the class's relation descriptors after them; past it a hash map, whose keys, the dates and
+ * id among them, go out in hash-map order (src/lib/hash-map-order.ts). The recordings show both sides of the
+ * line (test/wire-key-order.test.ts).
+ */
+export const insertionOrderedFields = arrayMapEntries - 4;
+
+const isRelation = (value: unknown) => isObject(value) && value.__type === 'Relation';
+
+/** The object as clients see it: its fields, ACL only when asked for, ISO timestamps and id, in the hosted service's key order. */
 export function toWire(object: StoredObject, options: WireOptions = {}): JsonObject {
   const out = copyFields(options.projection ? project(object.data, options.projection) : object.data);
+  // Stored fields of these names (reached through dotted keys) are replaced, and go where the server's own go.
+  delete out.objectId;
+  delete out.createdAt;
+  delete out.updatedAt;
+  const hashed = Object.keys(out).length > insertionOrderedFields;
+  // Relation descriptors came from the class's schema, after the object's own entries (R:_Role queries, R:Person).
+  const descriptors: { key: string }[] = [];
+  if (!hashed) {
+    for (const key of Object.keys(out)) if (isRelation(out[key])) descriptors.push({ key });
+  }
+  const later = hashMapOrder(descriptors).map(({ key }) => {
+    const value = out[key];
+    delete out[key];
+    return [key, value] as const;
+  });
   const createdAt = isoDate(object.createdAt);
-  out.objectId = object.objectId;
-  out.createdAt = createdAt;
-  out.updatedAt = object.updatedAt === object.createdAt ? createdAt : isoDate(object.updatedAt);
   // An object stored without an ACL (imported so) is public, which is what the default ACL says.
   if (options.returnAcl) out.ACL = object.acl ?? { '*': { read: true, write: true } };
-  return out;
+  out.createdAt = createdAt;
+  out.updatedAt = object.updatedAt === object.createdAt ? createdAt : isoDate(object.updatedAt);
+  out.objectId = object.objectId;
+  for (const [key, value] of later) out[key] = value;
+  return hashed ? inHashMapOrder(out) : out;
 }
 
 /**
@@ -158,12 +187,73 @@ export function wireJson(ref: { className: string; objectId: string }, stored: S
   return withIdAndDates(ref, stored, fields);
 }
 
-/** The JSON text of an object's fields (`fields`, holding no server-owned key at the top) with its id and dates after them, as toWire puts them. */
+/** Whether JavaScript objects list `key` before all others (an array index), which text in hash order would not. */
+function isArrayIndex(key: string): boolean {
+  const first = key.charCodeAt(0);
+  return first >= 48 && first <= 57 && String(Number(key) >>> 0) === key && key !== '4294967295';
+}
+
+const serverRanks = [hashMapRank('createdAt'), hashMapRank('updatedAt'), hashMapRank('objectId')];
+
+/**
+ * The JSON text of an object's fields (`fields`, holding no server-owned key at the top) with its dates and
+ * id, in the order toWire gives them: after up to insertionOrderedFields fields, else all keys in hash-map
+ * order, each field's text (`"key":value`, topLevelFields) moved whole, not parsed.
+ */
 export function withIdAndDates(ref: { objectId: string }, stored: { createdAt: number; updatedAt: number }, fields: string): string {
   const createdAt = isoDate(stored.createdAt);
   const updatedAt = stored.updatedAt === stored.createdAt ? createdAt : isoDate(stored.updatedAt);
-  const head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
-  return `${head}"objectId":${JSON.stringify(ref.objectId)},"createdAt":"${createdAt}","updatedAt":"${updatedAt}"}`;
+  const dates = `"createdAt":"${createdAt}","updatedAt":"${updatedAt}"`;
+  const id = `"objectId":${JSON.stringify(ref.objectId)}`;
+  // Fewer commas than that many fields need: no need to find the fields.
+  const found = commasAtLeast(fields, insertionOrderedFields) ? topLevelFields(fields) : [];
+  if (found !== null && found.length <= insertionOrderedFields && !fields.includes('"__type":"Relation"')) {
+    const head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
+    return `${head}${dates},${id}}`;
+  }
+  // Text not as JSON.stringify writes it, relation descriptors to move, or an array index among the keys: the
+  // parsing path decides.
+  if (found === null || found.length <= insertionOrderedFields || found.some(({ key }) => isArrayIndex(key))) {
+    return JSON.stringify(toWire({ className: '', objectId: ref.objectId, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data: JSON.parse(fields) as JsonObject }));
+  }
+  const parts: string[] = [];
+  // Without blanks, a field's text runs from just after the comma that ends the one before it.
+  let from = 1;
+  for (const field of found) {
+    parts.push(fields.slice(from, field.end));
+    from = field.end + 1;
+  }
+  parts.push(`"createdAt":"${createdAt}"`, `"updatedAt":"${updatedAt}"`, id);
+  const order = hashOrderOf(found);
+  let out = `{${parts[order[0]]}`;
+  for (let i = 1; i < order.length; i++) out += `,${parts[order[i]]}`;
+  return `${out}}`;
+}
+
+// The objects of a page mostly share their keys: the last order found is kept for the next.
+let lastKeys: string[] = [];
+let lastOrder: number[] = [];
+
+/** Where each field of `found`, then createdAt, updatedAt and objectId, goes in hash-map order: their indexes in that order. */
+function hashOrderOf(found: readonly FieldText[]): number[] {
+  if (found.length === lastKeys.length && found.every(({ key }, i) => key === lastKeys[i])) return lastOrder;
+  const ranks = found.map(({ key }) => hashMapRank(key)).concat(serverRanks);
+  // Insertion sort of the indexes: a dozen entries or so, and stable (a full hash collision keeps its order).
+  const order = [0];
+  for (let i = 1; i < ranks.length; i++) {
+    let at = i;
+    while (at > 0 && ranks[order[at - 1]] > ranks[i]) at--;
+    order.splice(at, 0, i);
+  }
+  lastKeys = found.map(({ key }) => key);
+  lastOrder = order;
+  return order;
+}
+
+function commasAtLeast(text: string, count: number): boolean {
+  let at = -1;
+  for (let i = 0; i < count; i++) if ((at = text.indexOf(',', at + 1)) < 0) return false;
+  return true;
 }
 
 /**

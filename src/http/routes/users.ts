@@ -1,7 +1,7 @@
 import type { StoredObject } from '../../objects/types.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/service.ts';
-import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire } from '../../accounts/user-fields.ts';
+import { refreshedWire, toSessionWire, toUserWire, touchedUserFields, updatedWire, withSessionToken } from '../../accounts/user-fields.ts';
 import { touchedFields } from '../../objects/wire.ts';
 import { isObject } from '../../objects/values.ts';
 import { conditionOf, createQuery, deleteQuery, flag, listParams, listQuery, param, queryOf, sendsObjectBack, updateQuery } from '../params.ts';
@@ -131,7 +131,7 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
     const include = parseInclude(param(queryOf(request), 'include'));
     if (include === null) return sessionAnswer(request.ctx.appId, user, sessionToken);
     // The user reads itself: its includes expanded as any read's, then its token as toSessionWire adds it.
-    return { ...(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false })), sessionToken };
+    return withSessionToken(await answerObject(objects, request.ctx, user, { include, projection: null, returnAcl: false }), sessionToken);
   });
   app.get<{ Params: UserParams }>('/1.1/users/:objectId', declared({ params: userParams, querystring: listQuery }), (request, reply) =>
     users.get(request, reply, request.params.objectId),
