@@ -32,7 +32,7 @@ test('sign-up answers 201 with Location, the user and a session token', async ()
   assert.match(body.objectId, /^[a-z0-9]{24}$/);
   assert.match(body.createdAt, isoMs);
   assert.equal(body.updatedAt, body.createdAt);
-  assert.match(body.sessionToken, /^[a-z0-9]{32}$/);
+  assert.match(body.sessionToken, /^[a-z0-9]{25}$/);
   assert.deepEqual(
     { ...body, objectId: undefined, createdAt: undefined, updatedAt: undefined, sessionToken: undefined },
     {
@@ -150,7 +150,7 @@ test('the SDK paths: POST /1.1/classes/_User, ?new=true and /1.1/batch reach the
   const viaClasses = await server.client.post('/1.1/classes/_User?new=true', { username: uniqueName(), password: 'pw', x: 1 });
   assert.equal(viaClasses.status, 201, viaClasses.text);
   assert.equal(viaClasses.headers.get('location'), `/1.1/classes/_User/${viaClasses.body.objectId}`);
-  assert.match(viaClasses.body.sessionToken, /^[a-z0-9]{32}$/);
+  assert.match(viaClasses.body.sessionToken, /^[a-z0-9]{25}$/);
   assert.equal(viaClasses.body.x, 1);
   assert.equal('password' in viaClasses.body, false);
 
@@ -164,7 +164,7 @@ test('the SDK paths: POST /1.1/classes/_User, ?new=true and /1.1/batch reach the
   });
   assert.equal(batch.status, 200, batch.text);
   assert.match(batch.body[0].success.objectId, /^[a-z0-9]{24}$/);
-  assert.match(batch.body[0].success.sessionToken, /^[a-z0-9]{32}$/);
+  assert.match(batch.body[0].success.sessionToken, /^[a-z0-9]{25}$/);
   assert.equal('password' in batch.body[0].success, false);
   assert.deepEqual(batch.body[1], { error: { code: 202, error: 'Username has already been taken.' } });
   assert.equal(batch.body[2].error.code, 218);

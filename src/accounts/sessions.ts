@@ -2,8 +2,11 @@ import { customAlphabet } from 'nanoid';
 import { decrypt, encrypt, hmacHex } from '../lib/crypto.ts';
 import type { AccountStore, SessionSeal, UserRecord } from '../storage/account-store.ts';
 
-/** 32 characters of [0-9a-z] from a CSPRNG: about 165 random bits. */
-const newToken = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 32);
+/**
+ * 25 characters of [0-9a-z] from a CSPRNG (about 129 random bits): the hosted service's tokens were of this
+ * form (every one of the 76 in its recordings, reference leancloud-storage-wire.md §1).
+ */
+const newToken = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 25);
 const purpose = 'session-token';
 /** Anything longer is not a token Roost issued; refuse it before hashing. */
 const maxTokenLength = 256;
