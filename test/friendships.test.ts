@@ -34,6 +34,13 @@ describe('followers', () => {
     assert.equal(row.followee.password, undefined);
     assert.deepEqual((await followees(alice, { group: 0 })).body, { results: [] });
 
+    // The attributes, then user and followee (R:…/_Followee query: group, position, user, followee, createdAt, …).
+    // Keys shorter first here, as PostgreSQL's jsonb keeps them.
+    const [dave, erin] = [await signUp(server.client), await signUp(server.client)];
+    await dave.client.post(`/1.1/users/${dave.objectId}/friendship/${erin.objectId}`, { a: 1, bb: 2 });
+    const [ordered] = (await followees(dave)).body.results;
+    assert.deepEqual(Object.keys(ordered), ['a', 'bb', 'user', 'followee', 'createdAt', 'updatedAt', 'objectId']);
+
     const followers = await server.client.get(`/1.1/users/${bob.objectId}/followers?include=follower`);
     assert.deepEqual(followers.body.results.map((r: { follower: { objectId: string; username: string } }) => [r.follower.objectId, r.follower.username]), [[alice.objectId, alice.username]]);
     const both = await server.client.get(`/1.1/users/${alice.objectId}/followersAndFollowees`);

@@ -122,6 +122,8 @@ describe('leaderboards', () => {
     test('ranks: best first, each user a pointer; count=1&limit=0 counts', async () => {
       const count = await server.client.get(`/1.1/leaderboard/leaderboards/${name}/ranks?count=1&limit=0`);
       assert.deepEqual([count.status, count.body], [200, { results: [], count: 4 }]);
+      // R:Leaderboard/Statistics/count: {"count":4,"results":[]}, count first.
+      assert.deepEqual(Object.keys(count.body), ['count', 'results']);
       const ranks = await server.client.get(`/1.1/leaderboard/leaderboards/${name}/ranks`);
       assert.deepEqual(ranks.body, {
         results: users.map((user, i) => ({ statisticName: name, statisticValue: i, rank: i, user: pointer(user) })),
@@ -138,13 +140,15 @@ describe('leaderboards', () => {
       assert.equal(res.status, 200, res.text);
       const third = res.body.results[2];
       assert.deepEqual([third.rank, third.statisticValue, third.user.__type, third.user.className, third.user.objectId, third.user.username], [2, 2, 'Pointer', '_User', users[2].objectId, users[2].username]);
-      // The member carries its ACL; the company included into it does not (Leaderboard/Statistics/getResults).
+      // The member carries its ACL; the company included into it does not (Leaderboard/Statistics/getResults),
+      // and both list their keys as the recording did (docs/compatibility.md, Key order).
       const user = users[2];
       assert.equal(JSON.stringify(third.user), JSON.stringify({
-        __type: 'Pointer', className: '_User', username: user.username,
-        company: { name: 'LeanCloud', objectId: company.objectId, createdAt: company.createdAt, updatedAt: company.createdAt, __type: 'Pointer', className: 'Company' },
-        objectId: user.objectId, createdAt: user.body.createdAt, updatedAt: user.body.updatedAt,
+        __type: 'Pointer', className: '_User', updatedAt: user.body.updatedAt,
         ACL: { '*': { read: true }, [user.objectId]: { read: true, write: true } },
+        username: user.username, createdAt: user.body.createdAt,
+        company: { name: 'LeanCloud', createdAt: company.createdAt, updatedAt: company.createdAt, objectId: company.objectId, __type: 'Pointer', className: 'Company' },
+        objectId: user.objectId,
       }));
       assert.deepEqual(third.statistics, [{ statisticName: other, statisticValue: -2, version: 0 }]);
       // Without a session or the master key the user keys are not read: bare pointers.

@@ -58,7 +58,8 @@ export class Friendships {
   private async put(master: QueryCaller, className: string, key: Record<string, unknown>, fields: Record<string, unknown>): Promise<void> {
     const [found, ...extra] = await this.find(master, className, key);
     if (!found) {
-      await this.objects.create(master, className, parseWriteBody({ ...key, ...fields }));
+      // The attributes first, then who follows whom, as the hosted service's objects read (R:…/_Followee query).
+      await this.objects.create(master, className, parseWriteBody({ ...fields, ...key }));
       return;
     }
     await this.objects.update(master, className, found.objectId, parseWriteBody(fields));

@@ -114,7 +114,10 @@ async function membersWire(
   const found = await deps.access.find(reader, className, params);
   for (const object of await answerObjects(deps.objects, ctx, found, params)) {
     for (const path of included) withoutAcl(object, path.split('.'));
-    out.set(object.objectId as string, { __type: 'Pointer', className, ...object });
+    // The pointer's type and class first and its id last, the object's other keys in its own order between
+    // (R:Leaderboard/Statistics/getResults: __type, className, updatedAt, ACL, username, createdAt, company, objectId).
+    const { objectId, ...fields } = object;
+    out.set(objectId as string, { __type: 'Pointer', className, ...fields, objectId });
   }
   return out;
 }
@@ -302,7 +305,10 @@ export function registerLeaderboardRoutes(
         included.set(statistic.member, [...(included.get(statistic.member) ?? []), { statisticName: statistic.statisticName, statisticValue: statistic.value, version: statistic.version }]);
       }
     }
-    const answer: { results: JsonObject[]; count?: number } = {
+    // `count` before `results`, as the hosted service answered (R:Leaderboard/Statistics/count).
+    const count = flag(query, 'count') ? await leaderboards.count(ctx.appId, board.statisticName, read) : undefined;
+    return {
+      ...(count === undefined ? {} : { count }),
       results: rankings.map((ranking) => {
         const entry: JsonObject = {
           statisticName: board.statisticName,
@@ -314,8 +320,6 @@ export function registerLeaderboardRoutes(
         return entry;
       }),
     };
-    if (flag(query, 'count')) answer.count = await leaderboards.count(ctx.appId, board.statisticName, read);
-    return answer;
   }
 
   for (const kind of ['user', 'object', 'entity'] as const) {
