@@ -37,8 +37,9 @@ describe('leaderboards', () => {
   test('create: the board as the hosted service answered it; the master key only', async () => {
     const name = boardName();
     const board = await createBoard({ statisticName: name, order: 'ascending', versionChangeInterval: 'week', updateStrategy: 'better' });
+    // The recorded order (R:Leaderboard/shoud have properties), memberType where the same hash puts it.
     assert.deepEqual(Object.keys(board), [
-      'objectId', 'statisticName', 'memberType', 'order', 'updateStrategy', 'version', 'versionChangeInterval', 'expiredAt', 'activatedAt', 'createdAt', 'updatedAt',
+      'updateStrategy', 'activatedAt', 'updatedAt', 'objectId', 'createdAt', 'memberType', 'statisticName', 'versionChangeInterval', 'order', 'expiredAt', 'version',
     ]);
     assert.match(board.objectId, /^[0-9a-f]{24}$/);
     assert.deepEqual(

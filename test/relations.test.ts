@@ -218,7 +218,7 @@ describe('reads', () => {
     const where = relatedTo(owner, ownerId);
     const res = await server.client.get(`/1.1/classes/${target}`, { query: { where } });
     assert.deepEqual(res.body.results.map((object: { n: number }) => object.n), [0, 1, 2, 3, 4]);
-    assert.deepEqual(Object.keys(res.body.results[0]), ['n', 'objectId', 'createdAt', 'updatedAt']);
+    assert.deepEqual(Object.keys(res.body.results[0]), ['n', 'createdAt', 'updatedAt', 'objectId']);
     assert.deepEqual(await relatedIds(target, { ...where, n: { $gte: 3 } }), posts.slice(3));
     assert.deepEqual(await relatedIds(target, { $or: [where, { n: 9 }] }), [...posts, outsider]);
     assert.deepEqual(await relatedIds(target, where, { order: '-n', skip: 1, limit: 2 }), [posts[3], posts[2]]);

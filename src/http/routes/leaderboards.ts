@@ -10,12 +10,16 @@ import type { RequestContext } from '../context.ts';
 import { answerObjects } from '../answer.ts';
 import { flag, listParams, param, queryOf, type Query } from '../params.ts';
 import { declared, objectBody, pathParams, queryParams } from '../schema.ts';
+import { inHashMapOrder } from '../../lib/hash-map-order.ts';
 
 const date = (ms: number) => ({ __type: 'Date', iso: isoDate(ms) });
 
-/** A board as the hosted service answered it (GET, create). */
+/**
+ * A board as the hosted service answered it (GET, create), its keys in hash-map order as recorded
+ * (R:Leaderboard/shoud have properties: more than a Clojure array map's 8 entries; src/lib/hash-map-order.ts).
+ */
 function boardWire(board: Leaderboard): JsonObject {
-  return {
+  return inHashMapOrder({
     objectId: board.objectId,
     statisticName: board.statisticName,
     memberType: board.memberType,
@@ -27,7 +31,7 @@ function boardWire(board: Leaderboard): JsonObject {
     activatedAt: date(board.activatedAt),
     createdAt: isoDate(board.createdAt),
     updatedAt: isoDate(board.updatedAt),
-  };
+  });
 }
 
 /** The key a member goes out under, by the board's member type. */
