@@ -31,7 +31,6 @@ set -euo pipefail
 roost_dir=$(cd "$(dirname "$0")/.." && pwd)
 sdk_dir=${1:-${SDK_DIR:-/tmp/jssdk}}
 sdk_ref=${SDK_REF:-1fcc28d}
-roost_ref=${ROOST_REF:-HEAD}
 if [[ -z "${SDK_GIT:-}" ]]; then
   if [[ -d /work/.mirror/leancloud+javascript-sdk/repo ]]; then SDK_GIT=/work/.mirror/leancloud+javascript-sdk/repo
   else SDK_GIT=https://github.com/leancloud/javascript-sdk.git; fi
@@ -45,17 +44,11 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "sdk-suite: $*" >&2; exit 2; }
+# shellcheck source=suite-common.sh
+source "$roost_dir/scripts/suite-common.sh"
 
 # --- the SDK ---------------------------------------------------------------------------------------------
-if [[ ! -f "$sdk_dir/package.json" ]]; then
-  echo "sdk-suite: preparing the SDK at $sdk_dir from $SDK_GIT@$sdk_ref" >&2
-  mkdir -p "$sdk_dir"
-  if [[ -d "$SDK_GIT" ]]; then
-    git --git-dir="$SDK_GIT" archive "$sdk_ref" | tar -x -C "$sdk_dir"
-  else
-    git clone --quiet "$SDK_GIT" "$sdk_dir" && git -C "$sdk_dir" checkout --quiet "$sdk_ref"
-  fi
-fi
+prepare_sdk sdk-suite package.json
 if [[ ! -d "$sdk_dir/node_modules/mocha" ]]; then
   echo "sdk-suite: installing the SDK's test dependencies" >&2
   (cd "$sdk_dir" && node -e '
@@ -73,38 +66,7 @@ if [[ ! -d "$sdk_dir/node_modules/mocha" ]]; then
 fi
 
 # --- Roost -----------------------------------------------------------------------------------------------
-mkdir -p "$work/roost" "$work/data"
-if [[ "$roost_ref" == worktree ]]; then
-  commit="$(git -C "$roost_dir" rev-parse --short HEAD)+worktree"
-  (cd "$roost_dir" && git ls-files -co --exclude-standard -z | xargs -0 tar -c) | tar -x -C "$work/roost"
-else
-  commit=$(git -C "$roost_dir" rev-parse --short "$roost_ref")
-  git -C "$roost_dir" archive "$roost_ref" | tar -x -C "$work/roost"
-fi
-ln -s "$roost_dir/node_modules" "$work/roost/node_modules"
-echo "sdk-suite: building Roost $commit" >&2
-(cd "$work/roost" && npm run --silent build) >&2 || fail "build failed"
-
-port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
-export DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn
-store=${DATABASE_URL:+postgresql}
-store=${store:-sqlite}
-# PostgreSQL needs a key to seal secrets with (docs/operations.md, Secrets at rest); SQLite makes its own.
-if [ "$store" = postgresql ] && [ -z "${ROOST_SECRET_KEY:-}" ]; then
-  export ROOST_SECRET_KEY="$(node -e 'console.log(require("crypto").randomBytes(32).toString("base64"))')"
-fi
-keys=$(cd "$work/roost" && node dist/cli.js app create --name sdk-suite) || fail "app create failed"
-app_id=$(node -e 'console.log(JSON.parse(process.argv[1]).appId)' "$keys")
-app_key=$(node -e 'console.log(JSON.parse(process.argv[1]).appKey)' "$keys")
-master_key=$(node -e 'console.log(JSON.parse(process.argv[1]).masterKey)' "$keys")
-
-(cd "$work/roost" && exec node dist/main.js) >"$work/roost.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/roost.log" >&2; fail "Roost exited at start"; }
-  sleep 0.1
-done
+start_roost sdk-suite
 
 # --- the hosted test app's standing data ----------------------------------------------------------------
 # Some tests read objects that lived in the SDK authors' hosted test app rather than ones they create (seen in
