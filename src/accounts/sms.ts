@@ -76,14 +76,18 @@ export class SmsAccounts {
     await this.codes.send(caller.app, settings, phone, 'change', body, 6);
   }
 
-  /** POST /1.1/changePhoneNumber (session) {mobilePhoneNumber, code}: the number becomes the user's, verified. */
+  /**
+   * POST /1.1/changePhoneNumber (session) {mobilePhoneNumber, code}: the number becomes the user's, verified.
+   * The code is checked (and spent) before the session is asked for: a wrong code is 603 with or without one,
+   * as the hosted service answered the PHP and Python SDKs' suites, which send it signed out.
+   */
   async changePhone(caller: AccountCaller, body: Record<string, unknown>): Promise<StoredObject> {
-    const userId = this.requireUser(caller);
     const phone = phoneOf(body, mergeSettings(caller.app.settings));
     if (!(await this.codes.consume(caller.appId, phone, ['change'], codeOf(body.code)))) {
-      await this.lockout.recordFailure(caller.appId, userId);
+      if (caller.userId) await this.lockout.recordFailure(caller.appId, caller.userId);
       fail('invalidSmsCode');
     }
+    const userId = this.requireUser(caller);
     const ref = { appId: caller.appId, className: '_User', objectId: userId };
     const outcome = await this.store.updateObject(ref, (current) => ({
       ...current,

@@ -132,6 +132,9 @@ export class FileService {
    * answers `qiniu`, whose uploader needs no size: parts of a stream, a form POST of the rest (docs/files.md).
    */
   async grantUpload(caller: AppCaller, body: JsonObject): Promise<JsonObject> {
+    // A chosen key needs the master key, in the hosted words (the PHP SDK's FileTest pins them); Roost then
+    // chooses the key all the same (docs/files.md).
+    if (body.key !== undefined && body.key !== null && !caller.master) fail('fileKeyNeedsMaster');
     const name = checkName(body.name);
     const mimeType = this.mimeTypeFor(caller.app, name, body.mime_type);
     const sent = isObject(body.metaData) ? (body.metaData as JsonObject) : {};

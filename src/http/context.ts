@@ -45,11 +45,20 @@ const keyHeaders = ['x-lc-key', 'x-svc-key', 'x-avoscloud-application-key'];
 const signHeaders = ['x-lc-sign', 'x-svc-sign', 'x-avoscloud-request-sign'];
 const sessionHeaders = ['x-lc-session', 'x-svc-session', 'x-avoscloud-session-token'];
 
+/**
+ * A signature's timestamp in ms. The hosted service documented milliseconds, but the PHP SDK signs with
+ * `time()`, seconds, and worked against it: a timestamp of at most 10 digits is read as seconds (as ms it
+ * would be before May 1970, stale either way), so both kinds meet the same window.
+ */
+function signedAtMs(timestamp: string): number {
+  return timestamp.length <= 10 ? Number(timestamp) * 1000 : Number(timestamp);
+}
+
 /** Checks X-LC-Sign / X-SVC-Sign: md5hex(timestamp + key),timestamp[,master]. */
 function checkSignature(sign: string, app: AppRecord, now: number): { master: boolean } | null {
   const [digest, timestamp, flag, ...rest] = sign.split(',');
   if (rest.length > 0 || !digest || !timestamp || (flag !== undefined && flag !== 'master')) return null;
-  if (!/^\d{1,16}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > signatureWindowMs) return null;
+  if (!/^\d{1,16}$/.test(timestamp) || Math.abs(now - signedAtMs(timestamp)) > signatureWindowMs) return null;
   const master = flag === 'master';
   const sent = digest.toLowerCase();
   return acceptedKeys(app, master ? 'masterKey' : 'appKey', now).some((key) => safeEqual(md5Hex(timestamp + key), sent)) ? { master } : null;
@@ -97,6 +106,17 @@ function proveCaller(request: FastifyRequest, app: AppRecord | null, now: number
 }
 
 /**
+ * `GET /1.1/users/me?session_token=…`: the token to check, before any X-LC-Session. The PHP SDK asks this way
+ * (`User::isAuthenticated`, with the current user's header beside it), and its suite expects the parameter's
+ * token to be the one checked (211 for an unknown one while a good header is sent). Only on users/me.
+ */
+function legacySessionToken(request: FastifyRequest): string | null {
+  if (request.routeOptions.url !== '/1.1/users/me') return null;
+  const token = (request.query as Record<string, unknown> | undefined)?.session_token;
+  return typeof token === 'string' && token !== '' ? token : null;
+}
+
+/**
  * The onRequest hook of every /1.1 route, one path for every request: a synchronous variant for
  * cached applications without a session measured within noise (bench/RESULTS.md, Objects).
  */
@@ -111,7 +131,7 @@ export function authenticate(options: { registry: AppRegistry; clock: Clock; res
       // The hosted service's words, including the missing space after the first full stop.
       throw new ApiError('originNotAllowed', `${catalogue.originNotAllowed.message}The request origin header is '${origin}'.`);
     }
-    const sessionToken = header(request, sessionHeaders);
+    const sessionToken = legacySessionToken(request) ?? header(request, sessionHeaders);
     const session = sessionToken ? await resolveSession(app.appId, sessionToken) : null;
     const sessionUser = session?.object ?? null;
     request.ctx = { app, appId: app.appId, master, userId: sessionUser?.objectId ?? null, sessionToken, sessionUser, sessionVersion: session?.version ?? null };

@@ -47,7 +47,8 @@ function parseOperation(path: string[], spec: Record<string, unknown>): Operatio
       return { kind, path, value: value as number };
     }
     default:
-      return fail('incorrectType', `Unsupported operation '${String(spec.__op)}'.`);
+      // Code 1, as the hosted service answered an `__op` it did not know (the PHP SDK's testSetHashValue sends "add").
+      return fail('unknownOperation', `Unsupported operation '${String(spec.__op)}'.`);
   }
 }
 

@@ -51,6 +51,9 @@ export function parseRelationOp(path: string[], spec: Record<string, unknown>): 
   const [key] = path;
   if (spec.__op !== 'Batch') return [parseOne(key, spec)];
   if (!Array.isArray(spec.ops) || spec.ops.length === 0) return invalid();
+  // A Batch of array operations (Add, Remove…) on one field: the hosted service failed it with 304, a database
+  // error (the PHP SDK's testBatchOperationOnArray); Roost runs a Batch of relation operations only.
+  if (spec.ops.some((op) => !isObject(op) || relationOps[String(op.__op)] === undefined)) fail('batchNotRelation');
   const changes = spec.ops.map((op) => parseOne(key, op));
   if (changes.some((change) => change.targetClass !== changes[0].targetClass)) return invalid();
   return changes;

@@ -126,7 +126,7 @@ export function registerUserRoutes(app: FastifyInstance, options: { accounts: Ac
     const { user, sessionToken } = await accounts.login(request.ctx, request.body);
     return sessionAnswer(request.ctx.appId, user, sessionToken);
   });
-  app.get('/1.1/users/me', declared({ querystring: queryParams('include') }), async (request) => {
+  app.get('/1.1/users/me', declared({ querystring: queryParams('include', 'session_token') }), async (request) => {
     const { user, sessionToken } = await accounts.me(request.ctx);
     const include = parseInclude(param(queryOf(request), 'include'));
     if (include === null) return sessionAnswer(request.ctx.appId, user, sessionToken);
