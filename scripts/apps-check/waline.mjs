@@ -54,6 +54,8 @@ export async function walineFlows({ flow, serverURL, appsDir }) {
     const p2 = await list({ pageSize: 3, page: 2 });
     check(p1.totalPages === 2 && p1.count === 6, `totalPages ${p1.totalPages}, count ${p1.count}`);
     check(JSON.stringify([...ids(p1.data), ...ids(p2.data)]) === JSON.stringify([...s.roots].reverse()), `pages ${ids(p1.data)} | ${ids(p2.data)}`);
+    const liked = await list({ pageSize: 1, sortBy: 'like_desc' });
+    check(liked.data.length === 1, `by likes ${ids(liked.data)}`);
     const asc = await list({ pageSize: 2, sortBy: 'insertedAt_asc' });
     check(JSON.stringify(ids(asc.data)) === JSON.stringify(s.roots.slice(0, 2)), `ascending ${ids(asc.data)}`);
   });
@@ -135,6 +137,14 @@ export async function walineFlows({ flow, serverURL, appsDir }) {
     const token = s.admin.token;
     const found = await call('GET', 'comment?type=list&keyword=Reply&page=1&pageSize=10', undefined, token);
     check(JSON.stringify(ids(found.data).sort()) === JSON.stringify([s.reply.objectId, s.reply2.objectId].sort()), `search ${ids(found.data)}`);
+    // The JS SDK quotes a keyword as \\Q…\\E; regex characters and CJK text in it match literally.
+    const special = await add({ nick: 'Eve', mail: 'eve@example.com', comment: '你好, C++ (v2.0)? [x] $1 ^', url: '/posts/special' });
+    for (const keyword of ['C++ (v2.0)?', '[x] $1 ^', '你好']) {
+      const hit = await call('GET', `comment?type=list&keyword=${encodeURIComponent(keyword)}&page=1&pageSize=10`, undefined, token);
+      check(ids(hit.data).join() === special.objectId, `search ${keyword}: ${ids(hit.data)}`);
+    }
+    check((await call('GET', 'comment?type=list&keyword=c%2B%2B&page=1&pageSize=10', undefined, token)).data.length === 0, 'a keyword of other case matched ($regex without options is case-sensitive)');
+    await api.deleteComment({ ...base, token, objectId: special.objectId });
     await api.deleteComment({ ...base, token, objectId: s.first.objectId });
     const got = await list();
     check(got.count === 4 && !ids(got.data).includes(s.first.objectId), `after delete: count ${got.count}, ${ids(got.data)}`);
