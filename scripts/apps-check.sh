@@ -23,7 +23,7 @@ roost_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/roost-apps-check.XXXXXX)
 apps_dir=${APPS_DIR:-$work/apps}
 # The versions the flows were written against (docs/compatibility.md, "Waline and Valine").
-apps=(@waline/vercel@1.39.3 @waline/client@3.13.0 valine@1.5.3)
+apps=(@waline/vercel@1.39.3 @waline/client@3.13.0 @waline/api@1.1.0 valine@1.5.3)
 
 server_pid=
 cleanup() {
