@@ -118,7 +118,7 @@ async function appCommand(args: string[]): Promise<number> {
   if (sub === 'keys' || sub === 'rotate' || sub === 'delete') {
     const removeFiles = async (appId: string) => {
       const { openFileBackend } = await import('./files/open-backend.ts');
-      const backend = openFileBackend(loadConfig());
+      const backend = await openFileBackend(loadConfig());
       try {
         await backend.deleteApp(appId);
       } finally {

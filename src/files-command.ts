@@ -34,7 +34,7 @@ export async function filesCommand(args: string[], config: Config, usage: (messa
   const appId = values.app ?? usage('files mirror needs --app APPID');
   const parallel = integerOption(values.parallel, 4, 1, 64, 'parallel', usage);
   const idleTimeoutMs = integerOption(values.timeout, 60_000, 100, 3_600_000, 'timeout', usage);
-  const backend = openFileBackend(config);
+  const backend = await openFileBackend(config);
   try {
     return await withAppStore(config, appId, async (store) => {
       let last = 0;

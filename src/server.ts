@@ -240,7 +240,7 @@ export async function buildServer(deps: ServerDeps): Promise<{ app: FastifyInsta
   });
   await push.ready();
   const installations = installationHandlers({ objects, installations: push.installations });
-  const backend = openFileBackend(config);
+  const backend = await openFileBackend(config);
   const files = new FileService({
     objects,
     backend,

@@ -143,7 +143,7 @@ test('mirror copies what it can, reports what failed, and resumes', async () => 
 test('a connection dropped before the backend starts reading fails that file, not the run', async () => {
   // Runs after the test above: drop.bin and stall.bin are still there to fail. The backend here begins reading
   // only once the drop has happened, as a loaded machine's local disk did (its folder made first) in CI.
-  const disk = openFileBackend(server.config);
+  const disk = await openFileBackend(server.config);
   const late: FileBackend = Object.assign(Object.create(disk) as FileBackend, {
     put: async (...args: Parameters<FileBackend['put']>) => {
       await sleep(400);
