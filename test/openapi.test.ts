@@ -7,6 +7,8 @@ import { startServer, type TestServer } from './helpers/harness.ts';
 import { uniquePhone } from './helpers/sms.ts';
 import { signUp } from './helpers/accounts.ts';
 import { catalogue, type ErrorKind } from '../src/lib/errors.ts';
+import { compileSchema } from '../src/lib/json-schema.ts';
+import type { SchemaObject } from 'ajv';
 import { adminAndViewer } from './helpers/console.ts';
 
 let server: TestServer;
@@ -93,6 +95,20 @@ test('every route, the console\'s included, declares a schema, unless it reads n
   assert.deepEqual(undeclared.filter((route) => !takesNoInput.has(route)), []);
   // The list above names only routes that exist and have no schema.
   assert.deepEqual([...takesNoInput].filter((route) => !undeclared.includes(route)), []);
+});
+
+test('every route\'s schemas compile (routes compile theirs on first use, so a broken one would not fail the start)', () => {
+  const parts = ['body', 'querystring', 'params', 'headers'] as const;
+  let compiled = 0;
+  for (const route of server.services.routes) {
+    for (const part of parts) {
+      const schema = (route.schema as Record<string, SchemaObject | undefined> | undefined)?.[part];
+      if (!schema) continue;
+      assert.doesNotThrow(() => compileSchema(schema), `${route.method} ${route.url} ${part}`);
+      compiled++;
+    }
+  }
+  assert.ok(compiled > 150, `${compiled} schemas`);
 });
 
 /**

@@ -7,8 +7,12 @@ import { compileSchema } from '../lib/json-schema.ts';
  * `x-error` / `x-missing`, the mapping of a failure to the catalogue), failures returned as that error.
  */
 const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) => {
-  const check = compileSchema(schema as SchemaObject);
+  // Compiled on the route's first request, not at registration: Ajv compiles a schema to code, and the
+  // ~300 schemas of a server cost ~300 ms of CPU at every start (each node, each test's server), most of
+  // them for routes a node may never serve. test/openapi.test.ts compiles every route's schemas.
+  let check: ReturnType<typeof compileSchema> | undefined;
   return (data: unknown) => {
+    check ??= compileSchema(schema as SchemaObject);
     const error = check(data);
     return error ? { error } : { value: data };
   };
