@@ -53,6 +53,8 @@ export interface Config {
   metricsToken: string | null;
   /** PostgreSQL: longest a request's statement may run (0: no limit); migrations and imports are exempt. */
   statementTimeoutMs: number;
+  /** SQLite: how long a write waits for another process's write lock before answering 503 (the driver is synchronous: the node answers nothing meanwhile). */
+  sqliteBusyTimeoutMs: number;
   /** Where the local-disk file backend keeps bytes (FILES_DIR, default <DATA_DIR>/files). */
   filesDir: string;
   /** The address file URLs start with (FILES_PUBLIC_URL; default PUBLIC_URL): a CDN or the reverse proxy. */
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushPageSize: integer(env, 'PUSH_PAGE_SIZE', 2000, 10, 5000),
     pushLeaseMs: integer(env, 'PUSH_LEASE_MS', 30_000, 500, 3_600_000),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 5_000, 0, 60_000),
     filesDir: text(env, 'FILES_DIR') ?? join(dataDir, 'files'),
     filesPublicUrl: filesPublicUrl(env),
     fileMaxBytes: integer(env, 'FILE_MAX_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),

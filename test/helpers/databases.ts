@@ -43,7 +43,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function testDatabase(): Promise<TestDatabase> {
+/** sqliteBusyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS for the server and any process given `env` (SQLite only). */
+export async function testDatabase(options: { sqliteBusyTimeoutMs?: number } = {}): Promise<TestDatabase> {
   if (storeKind === 'postgres') {
     const db = await freshPostgresDatabase();
     const secretKey = newSecretKeyText();
@@ -58,9 +59,9 @@ export async function testDatabase(): Promise<TestDatabase> {
   const path = join(dir, 'roost.sqlite');
   return {
     kind: 'sqlite',
-    env: { SQLITE_PATH: path },
+    env: { SQLITE_PATH: path, ...(options.sqliteBusyTimeoutMs === undefined ? {} : { SQLITE_BUSY_TIMEOUT_MS: String(options.sqliteBusyTimeoutMs) }) },
     // What a Roost process does on this database: the key file next to it, created on first open.
-    open: () => openSqliteStore({ path, secrets: loadSecretKeys({ databaseUrl: null, sqlitePath: path, dataDir: dirname(path), secretKey: null, secretKeyFile: null }).box }),
+    open: () => openSqliteStore({ path, busyTimeoutMs: options.sqliteBusyTimeoutMs, secrets: loadSecretKeys({ databaseUrl: null, sqlitePath: path, dataDir: dirname(path), secretKey: null, secretKeyFile: null }).box }),
     drop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -45,12 +45,12 @@ function withStatementCache(database: Database.Database): SqliteDatabase {
 const mmapBytes = 0x7fff0000;
 
 /** Opens (creating if needed) the embedded store. `:memory:` gives a private in-memory database. */
-export async function openSqliteStore(options: { path: string; secrets?: SecretBox }): Promise<SqliteStore> {
+export async function openSqliteStore(options: { path: string; busyTimeoutMs?: number; secrets?: SecretBox }): Promise<SqliteStore> {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
   const database = new Database(options.path);
   // First: switching a new file to WAL needs a moment of exclusive access, which another process
   // starting at the same time may hold.
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
