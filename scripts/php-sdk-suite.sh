@@ -37,22 +37,11 @@ set -euo pipefail
 roost_dir=$(cd "$(dirname "$0")/.." && pwd)
 sdk_dir=${1:-${SDK_DIR:-/tmp/phpsdk}}
 sdk_ref=${SDK_REF:-66f57f0}
-if [[ -z "${SDK_GIT:-}" ]]; then
-  if [[ -d /work/.mirror/leancloud+php-sdk/repo ]]; then SDK_GIT=/work/.mirror/leancloud+php-sdk/repo
-  else SDK_GIT=https://github.com/leancloud/php-sdk.git; fi
-fi
 command -v php >/dev/null && command -v phpunit >/dev/null || { echo "php-sdk-suite: needs php and phpunit" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/roost-php-sdk-suite.XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  if [[ "${KEEP:-}" == 1 ]]; then echo "work folder kept: $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-fail() { echo "php-sdk-suite: $*" >&2; exit 2; }
 # shellcheck source=suite-common.sh
 source "$roost_dir/scripts/suite-common.sh"
+begin_suite php-sdk-suite php-sdk
 
 # --- the SDK ---------------------------------------------------------------------------------------------
 prepare_sdk php-sdk-suite composer.json
@@ -98,7 +87,6 @@ EOF
 
 # --- Roost -----------------------------------------------------------------------------------------------
 start_roost php-sdk-suite
-pids+=("$server_pid")
 export LEANCLOUD_APP_ID=$app_id LEANCLOUD_APP_KEY=$app_key LEANCLOUD_APP_MASTER_KEY=$master_key
 export LEANCLOUD_API_SERVER="http://127.0.0.1:$port"
 

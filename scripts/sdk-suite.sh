@@ -31,21 +31,10 @@ set -euo pipefail
 roost_dir=$(cd "$(dirname "$0")/.." && pwd)
 sdk_dir=${1:-${SDK_DIR:-/tmp/jssdk}}
 sdk_ref=${SDK_REF:-1fcc28d}
-if [[ -z "${SDK_GIT:-}" ]]; then
-  if [[ -d /work/.mirror/leancloud+javascript-sdk/repo ]]; then SDK_GIT=/work/.mirror/leancloud+javascript-sdk/repo
-  else SDK_GIT=https://github.com/leancloud/javascript-sdk.git; fi
-fi
 
-work=$(mktemp -d /tmp/roost-sdk-suite.XXXXXX)
-server_pid=
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  if [[ "${KEEP:-}" == 1 ]]; then echo "work folder kept: $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-fail() { echo "sdk-suite: $*" >&2; exit 2; }
 # shellcheck source=suite-common.sh
 source "$roost_dir/scripts/suite-common.sh"
+begin_suite sdk-suite javascript-sdk
 
 # --- the SDK ---------------------------------------------------------------------------------------------
 prepare_sdk sdk-suite package.json

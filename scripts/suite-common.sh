@@ -1,14 +1,35 @@
-# Sourced by the SDK suite runners (scripts/sdk-suite.sh, scripts/php-sdk-suite.sh): the SDK's sources and a
-# fresh Roost for one run.
+# Sourced by the SDK suite runners (scripts/sdk-suite.sh, scripts/php-sdk-suite.sh, scripts/python-sdk-suite.sh):
+# the SDK's sources and a fresh Roost for one run.
 #
+#   begin_suite NAME REPO  starts a run named NAME (its messages' prefix): a fresh work folder $work, removed at
+#                      exit unless KEEP=1, with the processes in $pids stopped first; `fail MESSAGE` (exit 2); and,
+#                      unless SDK_GIT is set, SDK_GIT pointed at leancloud/REPO: the mirror under /work/.mirror when
+#                      present, else the GitHub URL.
 #   prepare_sdk NAME MARKER   when $sdk_dir has no file MARKER, fills it with the SDK at $sdk_ref from $SDK_GIT
 #                      (a git directory: `git archive`; else a URL: clone and checkout).
 #   start_roost NAME   builds Roost at ROOST_REF (a commit, default HEAD, from `git archive`; or `worktree`, the
 #                      checkout's files as they are) in $work/roost, creates an application named NAME and starts
-#                      the server on a free port (log in $work/roost.log). Sets: commit, store (sqlite or
-#                      postgresql, from DATABASE_URL), port, app_id, app_key, master_key, server_pid.
+#                      the server on a free port (log in $work/roost.log), stopped at the end. Sets: commit,
+#                      store (sqlite or postgresql, from DATABASE_URL), port, app_id, app_key, master_key.
 #
-# Needs from the caller: $roost_dir (the checkout), $work (the run's folder) and a `fail` function.
+# Needs from the caller: $roost_dir (the checkout) and $sdk_dir, $sdk_ref.
+
+begin_suite() {
+  suite_name=$1
+  work=$(mktemp -d "/tmp/roost-$suite_name.XXXXXX")
+  pids=()
+  trap end_suite EXIT
+  [[ -n "${SDK_GIT:-}" ]] && return
+  if [[ -d "/work/.mirror/leancloud+$2/repo" ]]; then SDK_GIT="/work/.mirror/leancloud+$2/repo"
+  else SDK_GIT="https://github.com/leancloud/$2.git"; fi
+}
+
+end_suite() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  if [[ "${KEEP:-}" == 1 ]]; then echo "work folder kept: $work" >&2; else rm -rf "$work"; fi
+}
+
+fail() { echo "$suite_name: $*" >&2; exit 2; }
 
 prepare_sdk() {
   local name=$1 marker=$2
@@ -55,6 +76,7 @@ start_roost() {
 
   (cd "$work/roost" && exec node dist/main.js) >"$work/roost.log" 2>&1 &
   server_pid=$!
+  pids+=("$server_pid")
   for _ in $(seq 1 100); do
     if curl -s -o /dev/null "http://127.0.0.1:$port/"; then break; fi
     kill -0 "$server_pid" 2>/dev/null || { cat "$work/roost.log" >&2; fail "Roost exited at start"; }
