@@ -1,11 +1,14 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { onFirstUse } from './lib/on-first-use.ts';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config.ts';
 import { openStore } from './storage/open.ts';
 import { SecretKeyError } from './lib/secret-box.ts';
 import type { Store } from './storage/store.ts';
+
+const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
 
 /**
  * Start-up as operators meet it: each step that depends on the outside world (the data folder, the
@@ -88,7 +91,7 @@ export async function openStoreAtStart(config: Config): Promise<Store> {
  * by another node. Later outages are lived through (ioredis reconnects on its own).
  */
 export async function checkRedis(url: string, connectTimeoutMs = 5000): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: connectTimeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new (ioredis().Redis)(url, { lazyConnect: true, connectTimeout: connectTimeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
   // ioredis rejects with "Connection is closed."; the cause arrives as an 'error' event.
   let cause: unknown = null;
   client.on('error', (error) => (cause ??= error));

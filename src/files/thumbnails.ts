@@ -1,7 +1,10 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Turns } from '../lib/turns.ts';
+
+const sharp = onFirstUse<typeof Sharp>('sharp');
 
 /** A thumbnail as `AV.File#thumbnailURL` asks for it: qiniu's `imageView/<mode>/w/<w>/h/<h>/q/<q>/format/<fmt>`. */
 export interface ThumbnailSpec {
@@ -58,7 +61,7 @@ export async function makeThumbnail(open: () => Promise<Readable | null>, spec: 
     if (source === null) return null;
     let sourceFailure: Error | null = null;
     source.once('error', (error) => (sourceFailure = error));
-    const resize = sharp({ limitInputPixels: maxImagePixels })
+    const resize = sharp()({ limitInputPixels: maxImagePixels })
       .rotate()
       .resize(spec.width, spec.height, { fit: spec.crop ? 'cover' : 'inside', withoutEnlargement: !spec.crop })
       .toFormat(spec.format, { quality: spec.quality });

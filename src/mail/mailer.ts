@@ -1,7 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createTransport } from 'nodemailer';
+import type Nodemailer from 'nodemailer';
+import { onFirstUse } from '../lib/on-first-use.ts';
+
+const nodemailer = onFirstUse<typeof Nodemailer>('nodemailer');
+type Transport = ReturnType<typeof Nodemailer.createTransport>;
 
 /** One mail, ready to go: the templates are already rendered. */
 export interface OutgoingMail {
@@ -45,13 +49,13 @@ export function describeSmtpUrl(smtpUrl: string): string {
 /** Mail over SMTP with nodemailer; one connection per mail, with timeouts so a dead server cannot hang a request. */
 class SmtpMailer implements Mailer {
   readonly destination: string;
-  private readonly transport: ReturnType<typeof createTransport>;
+  private readonly transport: Transport;
   private readonly from: string;
 
   constructor(options: { smtpUrl: string; from: string }) {
     this.destination = describeSmtpUrl(options.smtpUrl);
     this.from = options.from;
-    this.transport = createTransport({
+    this.transport = nodemailer().createTransport({
       url: options.smtpUrl,
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,
@@ -76,7 +80,7 @@ class OutboxMailer implements Mailer {
   readonly destination: string;
   private readonly from: string;
   private readonly logger: MailLogger;
-  private readonly composer = createTransport({ streamTransport: true, buffer: true });
+  private composer: Transport | undefined;
 
   constructor(options: { outboxDir: string; from: string; logger: MailLogger }) {
     this.destination = resolve(options.outboxDir);
@@ -85,6 +89,7 @@ class OutboxMailer implements Mailer {
   }
 
   async send(mail: OutgoingMail): Promise<void> {
+    this.composer ??= nodemailer().createTransport({ streamTransport: true, buffer: true });
     const info = await this.composer.sendMail({ from: this.from, ...mail });
     await mkdir(this.destination, { recursive: true, mode: 0o700 });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -1,4 +1,7 @@
-import peggy from 'peggy';
+import type peggy from 'peggy';
+import { onFirstUse } from '../lib/on-first-use.ts';
+
+const peggyPackage = onFirstUse<typeof peggy>('peggy');
 
 /**
  * The grammar of CQL (the hosted service's "CQL 详细指南": select with where, order by, limit, count,
@@ -242,7 +245,7 @@ let parser: peggy.Parser | undefined;
 
 /** Compiled on first use, not at load: compiling costs about 0.25 s of CPU, which every server start and CLI run paid though few apps send CQL. */
 export function cqlParser(): peggy.Parser {
-  parser ??= peggy.generate(grammar);
+  parser ??= peggyPackage().generate(grammar);
   return parser;
 }
 

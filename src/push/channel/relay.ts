@@ -1,6 +1,9 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { onFirstUse } from '../../lib/on-first-use.ts';
 import type { Logger } from 'pino';
 import type { ChannelBatch, ChannelHub } from './hub.ts';
+
+const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
 
 /** Carries own-channel batches to the node that holds each device. */
 export interface Relay {
@@ -36,8 +39,8 @@ export class RedisRelay implements Relay {
     // A publish fails after a few retries (the page is delivered again when its lease ends); the
     // subscription waits for Redis however long it is away and is renewed here on every connection,
     // not by ioredis, so that the hub learns when this node listens again.
-    this.pub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
-    this.sub = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: null, autoResubscribe: false });
+    this.pub = new (ioredis().Redis)(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.sub = new (ioredis().Redis)(options.url, { lazyConnect: false, maxRetriesPerRequest: null, autoResubscribe: false });
     for (const client of [this.pub, this.sub]) {
       client.on('error', (error) => options.logger.warn({ err: error.message }, 'push relay: redis error'));
     }

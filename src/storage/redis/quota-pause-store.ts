@@ -1,6 +1,9 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { onFirstUse } from '../../lib/on-first-use.ts';
 import type { Logger } from 'pino';
 import type { PauseKey, QuotaPause, QuotaPauses } from '../quota-pause-store.ts';
+
+const ioredis = onFirstUse<typeof import('ioredis')>('ioredis');
 
 /** The two Redis commands RedisQuotaPauses needs (an ioredis client satisfies it). */
 export interface RedisLike {
@@ -51,7 +54,7 @@ export function connectQuotaPauses(options: { url: string; clock: { now(): numbe
   ping(): Promise<unknown>;
   close(): Promise<void>;
 } {
-  const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+  const redis = new (ioredis().Redis)(options.url, { lazyConnect: false, maxRetriesPerRequest: 3 });
   redis.on('error', (error) => options.logger.warn({ err: error.message }, 'quota pauses: redis error'));
   return {
     pauses: new RedisQuotaPauses(redis, options.clock),
