@@ -1,5 +1,5 @@
-// The browser apps, in Debian's Chromium through playwright-core: Valine's widget and the Hexo/NexT visitor
-// counter talking to Roost with the app key, and Waline's client talking to Waline's server. The pages come from
+// The browser apps, in Debian's Chromium through playwright-core: Valine's widget, the Hexo/NexT visitor counter
+// and a leancloud-storage 4 counter talking to Roost with the app key, and Waline's client talking to Waline's server. The pages come from
 // a site on another origin than Roost, so every call is a cross-origin one (CORS preflights included).
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -42,6 +42,24 @@ function pages({ roostURL, walineURL, keys, appsDir }) {
   return {
     '/Valine.min.js': ['text/javascript', lib('valine/dist/Valine.min.js')],
     '/av-min.js': ['text/javascript', lib('valine/node_modules/leancloud-storage/dist/av-min.js')],
+    '/av4-min.js': ['text/javascript', lib('leancloud-storage/dist/av-min.js')],
+    // The other common counter (blog themes' own scripts): leancloud-storage 4 in the page, a query, then an
+    // Increment saved with fetchWhenSave so the answer carries the new count.
+    '/posts/sdk-counted': ['text/html', html('SDK counted page', `<span id="count">…</span><script src="/av4-min.js"></script>
+      <script>${config}
+      AV.init({ appId: APP_ID, appKey: APP_KEY, serverURL: SERVER });
+      const Counter = AV.Object.extend('PageView');
+      new AV.Query('PageView').equalTo('url', location.pathname).first()
+        .then((counter) => {
+          if (!counter) {
+            const acl = new AV.ACL(); acl.setPublicReadAccess(true); acl.setPublicWriteAccess(true);
+            return new Counter({ url: location.pathname, views: 1 }).setACL(acl).save();
+          }
+          counter.increment('views');
+          return counter.save(null, { fetchWhenSave: true });
+        })
+        .then((counter) => { document.querySelector('#count').textContent = String(counter.get('views')); })
+        .catch((err) => { document.querySelector('#count').textContent = 'error: ' + err; });</script>`)],
     '/waline.umd.js': ['text/javascript', lib('@waline/client/dist/waline.umd.js')],
     '/waline.css': ['text/css', lib('@waline/client/dist/waline.css')],
     '/posts/valine': ['text/html', html('Valine page', `
@@ -164,6 +182,15 @@ export async function browserFlows({ flow: runFlow, roostURL, walineURL, keys, a
       const counts = await page.locator('#counts').textContent();
       // The Valine page was opened five times by the flows above.
       check(counts === '/posts/counted=2 /posts/valine=5', `index shows ${counts}`);
+    });
+
+    await flow('leancloud-storage 4 counter: create, then Increment with fetchWhenSave', async () => {
+      for (const expected of ['1', '2', '3']) {
+        await open('/posts/sdk-counted');
+        await page.waitForFunction(() => document.querySelector('#count').textContent !== '…');
+        const shown = await page.locator('#count').textContent();
+        check(shown === expected, `visit ${expected} shows ${shown}`);
+      }
     });
 
     await flow('waline client: lists the comments and posts one', async () => {
