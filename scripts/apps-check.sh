@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs real applications built on the LeanCloud API against a fresh Roost, unchanged but for the server address:
 # Waline's server (@waline/vercel, its LeanCloud storage through leancloud-storage 4) driven through its client
-# API and its admin calls, Waline's browser client, Valine's widget (leancloud-storage 3 in the page) and the
-# Hexo/NexT visitor counter (fetch with the app key) and a leancloud-storage 4 counter, the browser ones in Debian's Chromium from a page on
-# another origin. Prints one PASS/FAIL line per flow; docs/compatibility.md "Waline and Valine" lists them.
+# API and its admin calls; in Debian's Chromium, from a page on another origin: Waline's browser client, Valine's
+# widget (leancloud-storage 3 in the page), the Hexo/NexT visitor counter (fetch with the app key) and a
+# leancloud-storage 4 counter. Prints one PASS/FAIL line per flow; docs/compatibility.md "Waline and Valine"
+# lists them.
 # Not part of `npm test` or CI: it installs the apps from the npm registry.
 #
 #   scripts/apps-check.sh
