@@ -39,9 +39,19 @@ function distance(raw: unknown, operator: string, unit: number): number {
   return Math.min(raw * unit, Math.PI);
 }
 
+/**
+ * A $box corner: a GeoPoint, or MongoDB's legacy pair `[longitude, latitude]`, which the Python SDK sends when
+ * given tuples (Query.within_geo_box) and the hosted service read.
+ */
+function corner(raw: unknown, operator: string): GeoPoint {
+  if (!Array.isArray(raw)) return queryPoint(raw, operator);
+  if (raw.length !== 2) fail('invalidQuery', `${operator} needs a GeoPoint or [longitude, latitude].`);
+  return checkGeoPoint({ longitude: raw[0], latitude: raw[1] });
+}
+
 function box(raw: unknown, operator: string, path: string[]): Where {
   if (!Array.isArray(raw) || raw.length !== 2) fail('invalidQuery', `${operator} needs [southwest, northeast]: two GeoPoints.`);
-  const [southwest, northeast] = raw.map((point) => queryPoint(point, operator));
+  const [southwest, northeast] = raw.map((point) => corner(point, operator));
   // Latitudes either way round are one band; longitudes west past east cross the antimeridian (docs/compatibility.md).
   return {
     op: 'geoBox',

@@ -119,10 +119,16 @@ function fieldConstraint(path: string[], spec: Record<string, unknown>, depth: n
       case '$nin':
         items.push({ op: 'not', item: oneOf(path, raw, '$nin') });
         break;
-      case '$all':
+      case '$all': {
         // Whole values, typed ones normalised as a write stores them: an array of pointers holds each pointer.
-        items.push({ op: 'all', path, values: list(raw, '$all').map((value) => checkJson(value)) });
+        const values = list(raw, '$all').map((value) => checkJson(value));
+        // MongoDB's meaning, the hosted one: each value's equality, so a field holding that one scalar matches
+        // too (the Python SDK's test_contains_all: `{"score": {"$all": [5]}}` finds score 5).
+        const [first] = values;
+        const oneScalar = first !== null && typeof first !== 'object' && values.every((value) => value === first);
+        items.push(oneScalar ? equals(path, first) : { op: 'all', path, values });
         break;
+      }
       case '$inQuery':
         items.push({ op: 'inQuery', path, query: subQuery(raw, operator, depth) });
         break;

@@ -163,8 +163,8 @@ export function parsePushRequest(body: Record<string, unknown>, context: PushReq
     if (body.prod !== 'prod' && body.prod !== 'dev') fail('incorrectType', 'prod must be "prod" or "dev".');
     prod = body.prod;
   }
-  if (body.flow_control !== undefined && (!Number.isInteger(body.flow_control) || (body.flow_control as number) < 1000)) {
-    fail('incorrectType', 'flow_control must be a whole number of devices per second, at least 1000.');
+  if (body.flow_control !== undefined && !Number.isInteger(body.flow_control)) {
+    fail('incorrectType', 'flow_control must be a whole number of devices per second.');
   }
 
   // Idle installations are skipped, counted from when sending starts (a scheduled push's push_time).
@@ -174,7 +174,8 @@ export function parsePushRequest(body: Record<string, unknown>, context: PushReq
   if (channels !== null) request.channels = channels;
   if (typeof body.notification_id === 'string') request.notificationId = body.notification_id;
   if (typeof body.req_id === 'string') request.reqId = body.req_id;
-  if (body.flow_control !== undefined) request.flowControl = body.flow_control as number;
+  // Below the floor counts as the floor, as hosted (the Python SDK: "flow_control = 0 <=> flow_control = 1000").
+  if (body.flow_control !== undefined) request.flowControl = Math.max(body.flow_control as number, 1000);
   return {
     appId: context.appId,
     objectId: newObjectId(now),
