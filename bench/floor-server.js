@@ -5,7 +5,9 @@
 // the equality's two index sides, read as stored; on PostgreSQL with its scope written in, named), run alone
 // for each request: no batching. The include page (bench/include.ts) is that page, then one statement reading the
 // (class, id) pairs its roots point at by `author` and `category` (the level's SQL Roost sends), each pointer's text in
-// the root replaced by its object's (the object's JSON with id, dates, `__type` and `className`). The $inQuery page
+// the root replaced by its object's (the object's JSON with id, dates, `__type` and `className`); on
+// PostgreSQL also in one statement (/floor/include1: the same page, each root's two pointers read by lateral
+// primary-key probes with the level's readers' check), to show what a plan without the level's round trip allows. The $inQuery page
 // (bench/subqueries.ts) is the statement Roost sends for `{"post":{"$inQuery":{"className":FLOOR_INNER,
 // "where":{"category":<n>}}}}`, limit 20, its rows answered as the where page's. On PostgreSQL the rows' data go as jsonb's text (a space after each `:` and `,`),
 // which Roost rewrites as JSON.stringify's; the floor skips that. Env: PORT, FLOOR_APP, FLOOR_CLASS, and
@@ -81,7 +83,16 @@ function postgresFloor(url) {
     ORDER BY o.created_at ASC, o.id ASC LIMIT 100 OFFSET 0) s) i(v) CROSS JOIN LATERAL (SELECT * FROM objects m WHERE m.app_id = ${quote(app)}
         AND m.class_name = ${quote(className)} AND (m.data #> '{"post","objectId"}'::text[]) = to_jsonb(i.v) OFFSET 0) o
     WHERE ${scope} AND coalesce((o.data #> '{"post","className"}'::text[]) = $3::jsonb, false) AND 1=1 AND o.readers && '{*}'::text[] ORDER BY o.created_at ASC, o.id ASC LIMIT 20 OFFSET 0`;
+    // The include page in one statement: the page, then each root's `author` and `category` read by a lateral
+    // probe of the primary key with the same readers' check as the level's (no second round trip, no batch).
+    const pointed = (field, alias) => `LEFT JOIN LATERAL (SELECT x.id, x.created_at, x.updated_at, x.data::text AS data FROM objects x
+      WHERE x.app_id = ${quote(app)} AND x.class_name = (p.data #>> '{${field},className}') AND x.id = (p.data #>> '{${field},objectId}')
+      AND p.data #>> '{${field},__type}' = 'Pointer' AND x.readers && '{*}'::text[]) ${alias} ON true`;
+    const joinedText = `SELECT p.id, p.created_at, p.updated_at, p.data::text, a.id, a.created_at, a.updated_at, a.data, c.id, c.created_at, c.updated_at, c.data
+      FROM (SELECT * FROM (${side(`${path} = $1::jsonb`)}) a UNION ALL SELECT * FROM (${side(`(${path} > 'true'::jsonb AND ${path} < '{}'::jsonb AND o.data @> $2::jsonb)`)}) b
+      ORDER BY created_at ASC, id ASC LIMIT 20 OFFSET 0) p ${pointed('author', 'a')} ${pointed('category', 'c')} ORDER BY p.created_at ASC, p.id ASC`;
     return {
+      joined: async (group) => (await pool.query({ name: 'floor_joined', text: joinedText, values: [String(group), `{"group":[${group}]}`], rowMode: 'array' })).rows,
       inQuery: async (category) =>
         (await pool.query({ name: 'floor_inquery', text: inQueryText, values: [String(category), `{"category":[${category}]}`, JSON.stringify(inner)], rowMode: 'array' })).rows,
       // jsonb's text of a pointer: its keys by length, a space after each colon and comma.
@@ -127,6 +138,20 @@ server.get('/floor/include/:group', async (request, reply) => {
     for (const ref of pointers[i]) {
       const text = texts.get(key(ref));
       if (text) data = data.replace(floor.pointerText({ __type: "Pointer", className: ref.className, objectId: ref.objectId }), () => text);
+    }
+    return objectJson(row[0], row[1], row[2], data);
+  });
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${results.join(',')}]}`);
+});
+/** The include page from one statement (PostgreSQL): each root's row carries its author's and category's rows. */
+server.get('/floor/include1/:group', async (request, reply) => {
+  const included = (id, created, updated, data, refClass) => `${objectJson(id, created, updated, data).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(refClass)}}`;
+  const results = (await floor.joined(Number(request.params.group))).map((row) => {
+    const pointers = JSON.parse(row[3]);
+    let data = row[3];
+    for (const [field, at] of [['author', 4], ['category', 8]]) {
+      const ref = pointers[field];
+      if (row[at] !== null) data = data.replace(floor.pointerText(ref), () => included(row[at], row[at + 1], row[at + 2], row[at + 3], ref.className));
     }
     return objectJson(row[0], row[1], row[2], data);
   });
