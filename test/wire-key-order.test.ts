@@ -20,6 +20,7 @@ after(async () => {
 });
 
 const keys = (text: string) => Object.keys(JSON.parse(text) as object);
+const hashOrder = (names: string[]) => hashMapOrder(names.map((key) => ({ key }))).map(({ key }) => key);
 const pageKeys = (text: string) => (JSON.parse(text) as { results: object[] }).results.map((one) => Object.keys(one));
 
 // R:Objects/Fetching Objects/fetchAll, R:Objects/Retrieving Objects/should be the just save Object: the
@@ -87,13 +88,54 @@ describe('objects', () => {
     const score = await server.client.post('/1.1/classes/GameScore', gameScore);
     const post = await server.client.post('/1.1/classes/ScorePost', { a: 1, bb: 2, ccc: 3, dddd: 4, eeeee: 5, score: { __type: 'Pointer', className: 'GameScore', objectId: score.body.objectId } });
     assert.equal(post.status, 201, post.text);
-    const rootOrder = hashMapOrder(['a', 'bb', 'ccc', 'dddd', 'eeeee', 'score', 'createdAt', 'updatedAt', 'objectId'].map((key) => ({ key }))).map(({ key }) => key);
+    const rootOrder = hashOrder(['a', 'bb', 'ccc', 'dddd', 'eeeee', 'score', 'createdAt', 'updatedAt', 'objectId']);
     for (const query of [{ include: 'score' }, { include: 'score', keys: 'a,bb,ccc,dddd,eeeee,score' }]) {
       const page = await server.client.get('/1.1/classes/ScorePost', { query: { ...query, where: { objectId: post.body.objectId } } });
       assert.equal(page.status, 200, page.text);
       const [root] = (JSON.parse(page.text) as { results: Record<string, object>[] }).results;
       assert.deepEqual(Object.keys(root), rootOrder);
-      assert.deepEqual(Object.keys(root.score), [...gameScoreOrder, '__type', 'className']);
+      assert.deepEqual(Object.keys(root.score), hashOrder([...gameScoreOrder, '__type', 'className']));
+    }
+  });
+
+  // R:Objects/Relational Data/should set relation: a Post of four fields included in a Comment was a map of nine
+  // keys, __type and className among them, so every key by hash (its own read lists them in insertion order).
+  // R:Queries/Query Constraints/include and R:AV.Status/should follow: one field, or a user's six keys: the
+  // object as read, then __type and className.
+  test('an included object is the object as read plus __type and className, all by hash past 8 keys', async () => {
+    const post = await server.client.post('/1.1/classes/Post', { content: 'Where should we go for lunch?', title: 'post1', author: 'author1', location: { __type: 'GeoPoint', latitude: 80.01, longitude: -30.01 } });
+    const small = await server.client.post('/1.1/classes/TestClass', { foo: 'bar' });
+    const user = await server.client.post('/1.1/users', { username: uniqueName(), password: 'pw-order' });
+    const pointer = (className: string, objectId: string) => ({ __type: 'Pointer', className, objectId });
+    const comment = await server.client.post('/1.1/classes/Comment', {
+      content: 'comment1',
+      parent: pointer('Post', post.body.objectId),
+      test: pointer('TestClass', small.body.objectId),
+      user: pointer('_User', user.body.objectId),
+      posts: [pointer('Post', post.body.objectId)],
+    });
+    assert.equal(comment.status, 201, comment.text);
+    const postOrder = ['updatedAt', 'content', 'objectId', 'createdAt', 'className', 'title', 'author', '__type', 'location'];
+    const smallOrder = ['foo', 'createdAt', 'updatedAt', 'objectId', '__type', 'className'];
+    const userOrder = ['updatedAt', 'objectId', 'username', 'createdAt', 'emailVerified', 'mobilePhoneVerified', '__type', 'className'];
+    // Read directly, an array map (its fields in jsonb's order on PostgreSQL).
+    assert.deepEqual(keys((await server.client.get(`/1.1/classes/Post/${post.body.objectId}`)).text).slice(4), ['createdAt', 'updatedAt', 'objectId']);
+    const id = comment.body.objectId;
+    const first = (text: string) => (JSON.parse(text) as { results: Record<string, object>[] }).results[0];
+    // A page including objects of the application's own classes only splices their stored text; a page
+    // including a user, a read by id and keys= parse.
+    for (const include of ['parent,test,posts', 'parent,test,posts,user']) {
+      const reads = [
+        first((await server.client.get('/1.1/classes/Comment', { query: { include, where: { objectId: id } } })).text),
+        JSON.parse((await server.client.get(`/1.1/classes/Comment/${id}`, { query: { include } })).text) as Record<string, object>,
+        first((await server.client.get('/1.1/classes/Comment', { query: { include, keys: 'content,parent,test,user,posts', where: { objectId: id } } })).text),
+      ];
+      for (const root of reads) {
+        assert.deepEqual(Object.keys(root.parent), postOrder);
+        assert.deepEqual(Object.keys((root.posts as object[])[0]), postOrder);
+        assert.deepEqual(Object.keys(root.test), smallOrder);
+        if (include.endsWith('user')) assert.deepEqual(Object.keys(root.user), userOrder);
+      }
     }
   });
 });

@@ -3,7 +3,7 @@ import { dictionary, own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
 import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import { toWire, topLevelFields, wireJson, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
+import { addedEntries, toWire, topLevelFields, wireJson, withEntries, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -171,8 +171,8 @@ const includedKeyInJson = /"(?:__type|className)":/;
 
 /**
  * readIncluded of a one-level plan (includesAsStored), every class in one read, with each included object as the JSON text of
- * `{...toWire(object), __type: "Pointer", className}`, spliced from its stored text (wireJson) rather than
- * parsed, copied and serialised; text holding `__type` or `className` (whose places the spread keeps) is parsed.
+ * includedWire(toWire(object)), spliced from its stored text (wireJson) rather than parsed, copied and
+ * serialised; text holding `__type` or `className` (whose places the object's own keys keep) is parsed.
  */
 export async function readIncludedJson(roots: readonly JsonObject[], plan: IncludePlan, read: ReadJsonByIds): Promise<IncludedJson> {
   const { wanted } = pointersOf(roots.map((data) => ({ data, plan })), new Set());
@@ -186,9 +186,17 @@ function includedObjectJson(className: string, one: FoundJson): string {
   const ref = { className, objectId: one.objectId };
   if (includedKeyInJson.test(one.dataJson)) {
     const object: StoredObject = { ...ref, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(one.dataJson) as JsonObject };
-    return JSON.stringify({ ...toWire(object), __type: 'Pointer', className });
+    return JSON.stringify(includedWire(toWire(object), className));
   }
-  return `${wireJson(ref, one).slice(0, -1)},"__type":"Pointer","className":${JSON.stringify(className)}}`;
+  return wireJson(ref, one, addedEntries({ __type: 'Pointer', className }));
+}
+
+/**
+ * An included object as answered: the object as read directly with `__type: "Pointer"` and its `className`
+ * added, in the order the hosted service's map of them gave (withEntries: past 8 keys, all in hash-map order).
+ */
+function includedWire(wire: JsonObject, className: string): JsonObject {
+  return withEntries(wire, { __type: 'Pointer', className });
 }
 
 /** A root of an included page: its fields' text (topLevelFields) and the values of its included fields, parsed from that text alone. */
@@ -259,7 +267,7 @@ export function renderIncluded(
       const ref = pointerOf(element);
       const target = ref && included.get(refKey(ref));
       if (!target) return element;
-      return { ...renderIncluded(target, at, included, options), __type: 'Pointer', className: target.className };
+      return includedWire(renderIncluded(target, at, included, options), target.className);
     };
     if (Array.isArray(value)) {
       const elementPlan: IncludePlan = { projection: child.projection, children: new Map() };

@@ -98,6 +98,17 @@ export function toWire(object: StoredObject, options: WireOptions = {}): JsonObj
 }
 
 /**
+ * `wire` (an object as answered) with `added` entries set after its own, as the hosted service added an included
+ * object's `__type` and `className` to its map: after the rest while the map holds up to arrayMapEntries, else
+ * with every key in hash-map order (R:Objects/Relational Data/should set relation: a post of four fields, included,
+ * lists all nine keys by hash; R:AV.Status/should follow: a user of six keys lists them, then the two).
+ */
+export function withEntries(wire: JsonObject, added: JsonObject): JsonObject {
+  const out = { ...wire, ...added };
+  return Object.keys(out).length > arrayMapEntries ? inHashMapOrder(out) : out;
+}
+
+/**
  * What an update asked to answer with the object (new=true, fetchWhenSave) sends, as the hosted
  * service did: only the fields the update touched, at their new values (a field it deleted is
  * absent), then updatedAt and objectId, then the class's relation fields as their descriptors
@@ -178,13 +189,26 @@ export function topLevelFields(json: string): FieldText[] | null {
  * through toWire (a nested one, as in a Pointer, does not: serverKeyAtTop).
  * test/objects.test.ts compares the bytes with the parsing path's.
  */
-export function wireJson(ref: { className: string; objectId: string }, stored: StoredJson): string {
+export function wireJson(ref: { className: string; objectId: string }, stored: StoredJson, added?: AddedEntries): string {
   const fields = stored.dataJson;
   if (serverKeyAtTop(fields)) {
     const data = JSON.parse(fields) as JsonObject;
-    return JSON.stringify(toWire({ ...ref, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data }));
+    const wire = toWire({ ...ref, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data });
+    return JSON.stringify(added ? withEntries(wire, added.entries) : wire);
   }
-  return withIdAndDates(ref, stored, fields);
+  return withIdAndDates(ref, stored, fields, added);
+}
+
+/** Entries set after an object's own (withEntries), with their keys and their `"key":value` text. */
+export interface AddedEntries {
+  entries: JsonObject;
+  keys: readonly string[];
+  texts: readonly string[];
+}
+
+export function addedEntries(entries: JsonObject): AddedEntries {
+  const keys = Object.keys(entries);
+  return { entries, keys, texts: keys.map((key) => `${JSON.stringify(key)}:${JSON.stringify(entries[key])}`) };
 }
 
 /** Whether JavaScript objects list `key` before all others (an array index), which text in hash order would not. */
@@ -197,24 +221,28 @@ const serverRanks = [hashMapRank('createdAt'), hashMapRank('updatedAt'), hashMap
 
 /**
  * The JSON text of an object's fields (`fields`, holding no server-owned key at the top) with its dates and
- * id, in the order toWire gives them: after up to insertionOrderedFields fields, else all keys in hash-map
- * order, each field's text (`"key":value`, topLevelFields) moved whole, not parsed.
+ * id, in the order toWire gives them, and `added` (keys the fields do not hold) as withEntries sets them:
+ * after up to insertionOrderedFields fields (an added entry's place in the array map among them), else all
+ * keys in hash-map order, each field's text (`"key":value`, topLevelFields) moved whole, not parsed.
  */
-export function withIdAndDates(ref: { objectId: string }, stored: { createdAt: number; updatedAt: number }, fields: string): string {
+export function withIdAndDates(ref: { objectId: string }, stored: { createdAt: number; updatedAt: number }, fields: string, added?: AddedEntries): string {
   const createdAt = isoDate(stored.createdAt);
   const updatedAt = stored.updatedAt === stored.createdAt ? createdAt : isoDate(stored.updatedAt);
   const dates = `"createdAt":"${createdAt}","updatedAt":"${updatedAt}"`;
   const id = `"objectId":${JSON.stringify(ref.objectId)}`;
+  // The root's map counted its ACL, answered or not; an answer's added entries count the answer's keys only.
+  const ordered = added ? arrayMapEntries - 3 - added.keys.length : insertionOrderedFields;
   // Fewer commas than that many fields need: no need to find the fields.
-  const found = commasAtLeast(fields, insertionOrderedFields) ? topLevelFields(fields) : [];
-  if (found !== null && found.length <= insertionOrderedFields && !fields.includes('"__type":"Relation"')) {
+  const found = commasAtLeast(fields, ordered) ? topLevelFields(fields) : [];
+  if (found !== null && found.length <= ordered && !fields.includes('"__type":"Relation"')) {
     const head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
-    return `${head}${dates},${id}}`;
+    return `${head}${dates},${id}${added ? `,${added.texts.join(',')}` : ''}}`;
   }
   // Text not as JSON.stringify writes it, relation descriptors to move, or an array index among the keys: the
   // parsing path decides.
-  if (found === null || found.length <= insertionOrderedFields || found.some(({ key }) => isArrayIndex(key))) {
-    return JSON.stringify(toWire({ className: '', objectId: ref.objectId, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data: JSON.parse(fields) as JsonObject }));
+  if (found === null || found.length <= ordered || found.some(({ key }) => isArrayIndex(key))) {
+    const wire = toWire({ className: '', objectId: ref.objectId, createdAt: stored.createdAt, updatedAt: stored.updatedAt, acl: null, data: JSON.parse(fields) as JsonObject });
+    return JSON.stringify(added ? withEntries(wire, added.entries) : wire);
   }
   const parts: string[] = [];
   // Without blanks, a field's text runs from just after the comma that ends the one before it.
@@ -224,20 +252,23 @@ export function withIdAndDates(ref: { objectId: string }, stored: { createdAt: n
     from = field.end + 1;
   }
   parts.push(`"createdAt":"${createdAt}"`, `"updatedAt":"${updatedAt}"`, id);
-  const order = hashOrderOf(found);
+  if (added) parts.push(...added.texts);
+  const order = hashOrderOf(found, added?.keys ?? noKeys);
   let out = `{${parts[order[0]]}`;
   for (let i = 1; i < order.length; i++) out += `,${parts[order[i]]}`;
   return `${out}}`;
 }
 
 // The objects of a page mostly share their keys: the last order found is kept for the next.
+const noKeys: readonly string[] = [];
 let lastKeys: string[] = [];
+let lastAdded = noKeys;
 let lastOrder: number[] = [];
 
-/** Where each field of `found`, then createdAt, updatedAt and objectId, goes in hash-map order: their indexes in that order. */
-function hashOrderOf(found: readonly FieldText[]): number[] {
-  if (found.length === lastKeys.length && found.every(({ key }, i) => key === lastKeys[i])) return lastOrder;
-  const ranks = found.map(({ key }) => hashMapRank(key)).concat(serverRanks);
+/** Where each field of `found`, then createdAt, updatedAt, objectId and `added`, goes in hash-map order: their indexes in that order. */
+function hashOrderOf(found: readonly FieldText[], added: readonly string[]): number[] {
+  if (added.length === lastAdded.length && added.every((key, i) => key === lastAdded[i]) && found.length === lastKeys.length && found.every(({ key }, i) => key === lastKeys[i])) return lastOrder;
+  const ranks = found.map(({ key }) => hashMapRank(key)).concat(serverRanks, added.map(hashMapRank));
   // Insertion sort of the indexes: a dozen entries or so, and stable (a full hash collision keeps its order).
   const order = [0];
   for (let i = 1; i < ranks.length; i++) {
@@ -246,6 +277,7 @@ function hashOrderOf(found: readonly FieldText[]): number[] {
     order.splice(at, 0, i);
   }
   lastKeys = found.map(({ key }) => key);
+  lastAdded = added;
   lastOrder = order;
   return order;
 }
