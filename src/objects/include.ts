@@ -3,7 +3,7 @@ import { dictionary, own } from '../lib/lookup.ts';
 import type { Projection } from './query.ts';
 import type { FoundJson, Json, JsonObject, StoredObject } from './types.ts';
 import { builtInClasses, classNamePattern, fieldPath, isObject } from './values.ts';
-import { addedEntries, toWire, topLevelFields, wireJson, withEntries, withIdAndDates, type FieldText, type WireOptions } from './wire.ts';
+import { addedEntries, toWire, topLevelFields, wireJson, withEntries, withIdAndDates, type AddedEntries, type FieldText, type WireOptions } from './wire.ts';
 
 /**
  * `include=post.author,tags`: which pointer fields are answered with their objects, as a tree of
@@ -188,7 +188,22 @@ function includedObjectJson(className: string, one: FoundJson): string {
     const object: StoredObject = { ...ref, createdAt: one.createdAt, updatedAt: one.updatedAt, acl: null, data: JSON.parse(one.dataJson) as JsonObject };
     return JSON.stringify(includedWire(toWire(object), className));
   }
-  return wireJson(ref, one, addedEntries({ __type: 'Pointer', className }));
+  return wireJson(ref, one, pointerEntries(className));
+}
+
+// An included object's two added entries, made once a class: a page includes dozens of objects of a few classes,
+// and one AddedEntries each also lets withIdAndDates' last-order check find the same keys.
+const pointerEntriesByClass = new Map<string, AddedEntries>();
+
+function pointerEntries(className: string): AddedEntries {
+  let entries = pointerEntriesByClass.get(className);
+  if (!entries) {
+    // Class names are per application and unbounded across them: a long-lived node keeps the recent ones.
+    if (pointerEntriesByClass.size >= 1000) pointerEntriesByClass.clear();
+    entries = addedEntries({ __type: 'Pointer', className });
+    pointerEntriesByClass.set(className, entries);
+  }
+  return entries;
 }
 
 /**

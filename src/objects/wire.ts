@@ -267,7 +267,7 @@ let lastOrder: number[] = [];
 
 /** Where each field of `found`, then createdAt, updatedAt, objectId and `added`, goes in hash-map order: their indexes in that order. */
 function hashOrderOf(found: readonly FieldText[], added: readonly string[]): number[] {
-  if (added.length === lastAdded.length && added.every((key, i) => key === lastAdded[i]) && found.length === lastKeys.length && found.every(({ key }, i) => key === lastKeys[i])) return lastOrder;
+  if ((added === lastAdded || (added.length === lastAdded.length && added.every((key, i) => key === lastAdded[i]))) && found.length === lastKeys.length && found.every(({ key }, i) => key === lastKeys[i])) return lastOrder;
   const ranks = found.map(({ key }) => hashMapRank(key)).concat(serverRanks, added.map(hashMapRank));
   // Insertion sort of the indexes: a dozen entries or so, and stable (a full hash collision keeps its order).
   const order = [0];
